@@ -1,0 +1,63 @@
+# emb - POSIX Makefile; ./configure writes config.mk (compiler, flags, libs)
+.POSIX:
+.SUFFIXES:
+.SUFFIXES: .c .o
+
+include config.mk
+
+LIB_OBJ = lib/err.o lib/hub.o lib/safetensors.o lib/stconfig.o \
+	lib/tokenizer.o lib/normalizer.o lib/wordpiece.o \
+	lib/model.o lib/arch_bert.o lib/kernels.o lib/cpu.o lib/threadpool.o \
+	lib/pool.o lib/jsonl.o lib/cli.o lib/validate.o lib/manifest.o \
+	lib/synth.o $(SIMD_OBJ)
+
+BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate
+TEST_TOOLS = test/emb-synth
+UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
+	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
+	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o
+
+all: lib/libemb.a $(BINS) $(TEST_TOOLS)
+
+config.mk: configure
+	./configure
+
+lib/libemb.a: $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(LIB_OBJ) $(UNIT_OBJ): lib/emb.h config.mk
+
+.c.o:
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
+
+lib/kernels_avx2.o: lib/kernels_avx2.c lib/emb.h lib/kernels.h config.mk
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kernels_avx2.c
+lib/kernels_avx512.o: lib/kernels_avx512.c lib/emb.h lib/kernels.h config.mk
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kernels_avx512.c
+
+cmd/emb-tokenize: cmd/emb-tokenize.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-tokenize.o lib/libemb.a $(LDLIBS)
+cmd/emb-encode: cmd/emb-encode.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-encode.o lib/libemb.a $(LDLIBS)
+cmd/emb-pool: cmd/emb-pool.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-pool.o lib/libemb.a $(LDLIBS)
+cmd/emb-validate: cmd/emb-validate.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-validate.o lib/libemb.a $(LDLIBS)
+test/emb-synth: test/emb-synth.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ test/emb-synth.o lib/libemb.a $(LDLIBS)
+test/unit/units: $(UNIT_OBJ) lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) lib/libemb.a $(CRITERION_LIBS) $(LDLIBS)
+
+check: all test/unit/units
+	sh test/run-checks
+
+clean:
+	rm -f lib/*.o lib/libemb.a cmd/*.o $(BINS) test/*.o test/unit/*.o \
+		test/unit/units $(TEST_TOOLS)
+	rm -rf test/tmp
+
+distclean: clean
+	rm -f config.mk config.log
+
+.PHONY: all check clean distclean

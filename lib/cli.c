@@ -1,0 +1,1 @@
+/* lib/cli.c: not yet written (owner fills it in) */

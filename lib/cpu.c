@@ -1,0 +1,1 @@
+/* lib/cpu.c: not yet written (owner fills it in) */

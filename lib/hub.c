@@ -1,0 +1,1 @@
+/* lib/hub.c: not yet written (owner fills it in) */

@@ -1,0 +1,1 @@
+/* lib/manifest.c: not yet written (owner fills it in) */

@@ -1,0 +1,1 @@
+/* lib/model.c: not yet written (owner fills it in) */

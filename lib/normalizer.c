@@ -1,0 +1,1 @@
+/* lib/normalizer.c: not yet written (owner fills it in) */

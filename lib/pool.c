@@ -1,0 +1,1 @@
+/* lib/pool.c: not yet written (owner fills it in) */

@@ -1,0 +1,1 @@
+/* lib/stconfig.c: not yet written (owner fills it in) */

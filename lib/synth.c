@@ -1,0 +1,1 @@
+/* lib/synth.c: not yet written (owner fills it in) */

@@ -1,0 +1,1 @@
+/* lib/threadpool.c: not yet written (owner fills it in) */

@@ -1,0 +1,1 @@
+/* lib/validate.c: not yet written (owner fills it in) */

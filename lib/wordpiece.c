@@ -1,0 +1,1 @@
+/* lib/wordpiece.c: not yet written (owner fills it in) */
