@@ -1,0 +1,34 @@
+# test/cli/lib.sh - assertions for CLI tests (sourced by test/run-checks)
+# Every assertion prints "ok - DESC" or "not ok - DESC" and records the
+# result.  Data: $EMB_TOP/test/data; scratch: $EMB_TMP (one dir per test).
+D="$EMB_TOP/test/data"
+
+t_pass() { echo "ok - $1"; echo pass >> "$T_COUNTS"; }
+t_fail() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; echo fail >> "$T_COUNTS"; }
+
+# t_ok DESC CMD...: CMD must exit 0
+t_ok() { d=$1; shift; if "$@"; then t_pass "$d"; else t_fail "$d" "exit $?: $*"; fi; }
+# t_status DESC WANT CMD...: CMD must exit WANT
+t_status() { d=$1; w=$2; shift 2; "$@"; s=$?; if [ "$s" -eq "$w" ]; then t_pass "$d"; else t_fail "$d" "exit $s, want $w: $*"; fi; }
+# t_eq DESC GOT WANT
+t_eq() { if [ "$2" = "$3" ]; then t_pass "$1"; else t_fail "$1" "got:  $2" "want: $3"; fi; }
+# t_grep DESC PATTERN FILE: FILE has a line matching the basic regex
+t_grep() { if grep -q -- "$2" "$3"; then t_pass "$1"; else t_fail "$1" "no '$2' in $3:" "$(head -c 600 "$3")"; fi; }
+# t_nogrep DESC PATTERN FILE
+t_nogrep() { if grep -q -- "$2" "$3"; then t_fail "$1" "unexpected '$2' in $3"; else t_pass "$1"; fi; }
+# t_lines DESC N FILE: FILE has N lines
+t_lines() { n=$(wc -l < "$3" | tr -d ' '); t_eq "$1" "$n" "$2"; }
+# a fresh scratch directory for the calling test: t_tmpdir NAME
+t_tmpdir() { rm -rf "$EMB_TMP/$1"; mkdir -p "$EMB_TMP/$1"; echo "$EMB_TMP/$1"; }
+
+# t_fixture NAME: materialize test/data/fixtures/NAME into $EMB_TMP/fixtures/NAME
+# once per make check (cached by recipe checksum) and print the directory
+t_fixture() {
+	fd="$EMB_TMP/fixtures/$1"
+	if [ ! -f "$fd/.done" ] || ! cmp -s "$fd/.done" "$D/fixtures/$1/recipe.json"; then
+		rm -rf "$fd"; mkdir -p "$fd"
+		emb-synth "$D/fixtures/$1/recipe.json" "$fd" --root "$D" >&2 || return 1
+		cp "$D/fixtures/$1/recipe.json" "$fd/.done"
+	fi
+	echo "$fd"
+}
