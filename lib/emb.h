@@ -254,7 +254,104 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 void emb_normalize(float *v, int d);
 
 /* ------------------------------------------------------------------ */
-/* helpers shared by the commands: see lib/cli.c, lib/jsonl.c          */
-/* (declared in the sections their authors add below)                  */
+/* synthetic checkpoints (../shared/SYNTHETIC.md, format "emb-synth-1") */
+
+uint64_t emb_synth_fnv1a64(const char *s);
+/* element i of tensor NAME under SEED, before dtype rounding */
+float emb_synth_value(uint64_t seed, const char *name, uint64_t i,
+                      float scale, float offset);
+/*
+ * Materialize recipe.json at RECIPE into directory OUTDIR (created):
+ * copies the base model folder (recipe "base", relative to ROOT), writes
+ * the "files" entries, then model.safetensors (and per-"file" shards such
+ * as 2_Dense/model.safetensors) with tensors in recipe order.
+ */
+int emb_synth_materialize(const char *recipe, const char *root,
+                          const char *outdir, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* JSONL records (lib/jsonl.c)                                         */
+
+typedef struct emb_reader emb_reader;
+
+/* PATH NULL or "-" is stdin; lines longer than MAX_LINE bytes are
+ * skipped (without being held in memory) and reported as errors.
+ * *out: new, emb_reader_free. */
+int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
+                    emb_err *err);
+void emb_reader_free(emb_reader *r);
+/* 1: a line in *line/*len (borrowed until the next call; no newline,
+ * a trailing CR removed); 0: end of input; -1: this line is bad (too
+ * long, NUL byte, read error: err says which) and was skipped. */
+int emb_reader_next(emb_reader *r, const char **line, size_t *len,
+                    emb_err *err);
+const char *emb_reader_name(const emb_reader *r);  /* "<stdin>" or path */
+size_t emb_reader_lineno(const emb_reader *r);     /* of the last line */
+/* bytes of input consumed so far and total (0 if unknown): progress */
+void emb_reader_progress(const emb_reader *r, uint64_t *done, uint64_t *total);
+
+typedef struct emb_record emb_record;  /* one parsed JSON object line */
+
+emb_record *emb_record_new(void);       /* new, emb_record_free */
+void emb_record_free(emb_record *rec);
+/* Parse LINE (copied) as one JSON object; invalid JSON or UTF-8 is an
+ * error ("invalid JSON at column 12: ..."). */
+int emb_record_parse(emb_record *rec, const char *line, size_t len,
+                     emb_err *err);
+/* --raw: the record {"text": LINE} (LINE must be valid UTF-8) */
+int emb_record_from_text(emb_record *rec, const char *line, size_t len,
+                         emb_err *err);
+int emb_record_has(const emb_record *rec, const char *key);
+/* Field getters: "missing field 'KEY'", "field 'KEY' is not a string"...
+ * *s borrowed from rec (unescaped, may hold NUL bytes: use *len). */
+int emb_record_get_string(const emb_record *rec, const char *key,
+                          const char **s, size_t *len, emb_err *err);
+/* integer array; *v new (free()) */
+int emb_record_get_int32s(const emb_record *rec, const char *key,
+                          int32_t **v, size_t *n, emb_err *err);
+/* float vector or matrix from KEY (JSON numbers: a flat array gives
+ * rows=1; an array of arrays gives rows x cols, all rows equal length) or
+ * KEY_b64 (string = base64 of little-endian float32, rows=1; array of
+ * strings = one per row).  *v new (free()). */
+int emb_record_get_floats(const emb_record *rec, const char *key,
+                          float **v, size_t *rows, size_t *cols,
+                          emb_err *err);
+/* the raw JSON text of member KEY (borrowed) or NULL */
+const char *emb_record_raw(const emb_record *rec, const char *key,
+                           size_t *len);
+
+/* growable output buffer for one record */
+typedef struct emb_buf {
+	char *p;
+	size_t len, cap;
+} emb_buf;
+
+void emb_buf_init(emb_buf *b);
+void emb_buf_release(emb_buf *b);
+void emb_buf_add(emb_buf *b, const char *s, size_t n);
+/* shortest decimal that strtof() reads back as exactly v; writes at most
+ * 16 bytes plus NUL; non-finite values are written as null */
+size_t emb_fmt_f32(char *out, float v);
+
+/* Output records: "{" + the members of REC (may be NULL) copied byte for
+ * byte in input order, minus those named in DROP (NULL-terminated, may be
+ * NULL) and minus any key later written by emb_out_*; then new members;
+ * emb_out_end closes with "}\n". */
+void emb_out_begin(emb_buf *b, const emb_record *rec,
+                   const char *const *drop);
+void emb_out_int(emb_buf *b, const char *key, long long v);
+void emb_out_string(emb_buf *b, const char *key, const char *s, size_t n);
+void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n);
+void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n);
+/* b64: write KEY_b64 instead of KEY */
+void emb_out_floats(emb_buf *b, const char *key, const float *v, size_t n,
+                    int b64);
+void emb_out_matrix(emb_buf *b, const char *key, const float *v,
+                    size_t rows, size_t cols, int b64);
+void emb_out_end(emb_buf *b);
+
+/* ------------------------------------------------------------------ */
+/* command driver (lib/cli.c): options and the read-transform-write    */
+/* loop shared by every cmd/emb-*.c (declared by its author below)     */
 
 #endif /* EMB_H */
