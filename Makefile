@@ -60,4 +60,32 @@ clean:
 distclean: clean
 	rm -f config.mk config.log
 
-.PHONY: all check clean distclean
+# install, uninstall, demo (docs).  PREFIX, BINDIR and MANDIR come from
+# config.mk; `make install PREFIX=/opt/emb DESTDIR=/tmp/stage` overrides.
+MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1
+MAN7 = man/emb.7
+
+install: $(BINS)
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	for f in $(BINS); do \
+		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
+		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
+	done
+	for f in $(MAN1); do \
+		cp -f $$f $(DESTDIR)$(MANDIR)/man1/ && \
+		chmod 644 $(DESTDIR)$(MANDIR)/man1/$${f##*/} || exit 1; \
+	done
+	for f in $(MAN7); do \
+		cp -f $$f $(DESTDIR)$(MANDIR)/man7/ && \
+		chmod 644 $(DESTDIR)$(MANDIR)/man7/$${f##*/} || exit 1; \
+	done
+
+uninstall:
+	for f in $(BINS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
+	for f in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${f##*/}; done
+	for f in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${f##*/}; done
+
+demo: all
+	sh scripts/demo
+
+.PHONY: all check clean distclean install uninstall demo

@@ -1,2 +1,114 @@
-/* placeholder */
-int main(void) { return 0; }
+/* emb-tokenize - text -> input_ids, token_type_ids (JSONL filter) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emb.h"
+
+static const char usage[] =
+"usage: emb-tokenize -m MODEL [options] [FILE...]\n"
+"Reads text (and text_pair) from each JSON line and adds input_ids,\n"
+"token_type_ids, truncated (tokens dropped, when any) and prompt_length\n"
+"(when a prompt was applied); every other field passes through unchanged.\n"
+"  -m, --model MODEL  model directory or ORG/NAME[@REV] in the Hugging Face\n"
+"                     cache (only the tokenizer files are needed)\n"
+"  --max-length N     truncate to N tokens including specials (default:\n"
+"                     the model's max_seq_length)\n"
+"  --no-truncate      do not truncate\n"
+"  --prompt STR       prepend STR to text\n"
+"  --prompt-name NAME prepend the model's prompt NAME\n"
+"  --no-prompt        ignore the model's default prompt\n"
+"  --tokens           also write the token strings as tokens\n"
+"  --raw              input lines are plain text, read as {\"text\": LINE}\n"
+"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
+"  --strict           stop at the first bad record\n"
+"  --max-line BYTES   longest accepted line (default 64M)\n"
+"  --progress, --no-progress\n"
+"                     status on stderr (default: when it is a terminal)\n"
+"  -h, --help         this text\n"
+"  --version          print the version\n"
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error.\n";
+
+typedef struct ctx {
+	emb_cli cli;
+	emb_text_tok tt;
+} ctx;
+
+typedef struct out {
+	emb_encoding enc;
+	size_t prompt_length;
+} out;
+
+static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
+{
+	ctx *c = vc;
+	out *o = r->user;
+
+	if (!o) {
+		o = r->user = calloc(1, sizeof(*o));
+		if (!o)
+			return emb_err_set(err, "out of memory");
+		emb_encoding_init(&o->enc);
+	}
+	if (emb_text_tok_record(&o->enc, &o->prompt_length, &c->tt, r->rec,
+	                        err) < 0)
+		return -1;
+	r->cost = o->enc.len;
+	return 0;
+}
+
+static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
+{
+	static const char *const drop[] = {
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", NULL };
+	ctx *c = vc;
+	out *o = r->user;
+
+	emb_out_begin(b, r->rec, drop);
+	emb_out_int32s(b, "input_ids", o->enc.ids, o->enc.len);
+	emb_out_int32s(b, "token_type_ids", o->enc.type_ids, o->enc.len);
+	if (c->cli.tokens) {
+		const char **t = malloc((o->enc.len + 1) * sizeof(*t));
+		size_t i;
+		if (!t)
+			return emb_err_set(err, "out of memory");
+		for (i = 0; i < o->enc.len; i++)
+			t[i] = emb_tokenizer_id_to_token(c->tt.tok, o->enc.ids[i]);
+		emb_out_strings(b, "tokens", t, o->enc.len);
+		free(t);
+	}
+	if (o->enc.truncated > 0)
+		emb_out_int(b, "truncated", (long long)o->enc.truncated);
+	if (o->prompt_length > 0)
+		emb_out_int(b, "prompt_length", (long long)o->prompt_length);
+	emb_out_end(b);
+	return 0;
+}
+
+static void free_user(void *vc, void *u)
+{
+	out *o = u;
+
+	(void)vc;
+	emb_encoding_release(&o->enc);
+	free(o);
+}
+
+int main(int argc, char **argv)
+{
+	static ctx c;
+	emb_cli_ops ops = { prepare, NULL, emit, free_user, 0, 1 };
+	char *dir;
+	int status;
+
+	c.cli.prog = "emb-tokenize";
+	c.cli.usage = usage;
+	c.cli.common = EMB_CLI_RAW | EMB_CLI_MODEL | EMB_CLI_TEXT;
+	emb_cli_parse(&c.cli, argc, argv, NULL, NULL, NULL);
+	dir = emb_cli_model_dir(&c.cli, 1);
+	emb_text_tok_setup(&c.tt, &c.cli, dir, 0);
+	free(dir);
+	status = emb_cli_run(&c.cli, &ops, &c);
+	emb_text_tok_release(&c.tt);
+	return status;
+}

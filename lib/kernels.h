@@ -1,0 +1,85 @@
+/*
+ * kernels.h - the compute kernels behind the transformer forward.
+ *
+ * One table of function pointers per instruction set: "scalar" (portable
+ * C, also the test oracle), "avx2" (AVX2+FMA) and "avx512" (AVX-512
+ * F/BW/VL/DQ).  emb_kernels_select() picks one by CPU features and the
+ * EMB_ISA environment variable.  Kernels never allocate memory and never
+ * fail; they work on caller-provided buffers.
+ *
+ * Determinism: every output element of every kernel is computed by the
+ * same sequence of operations whatever the shape of the call it is part
+ * of (a row of a GEMM does not depend on the other rows, a column not on
+ * the panel it sits in).  Splitting a GEMM over threads or batching
+ * sequences together therefore never changes results.
+ *
+ * Packed GEMM weights: W (N,K) row-major is stored as ceil(N/16) panels
+ * of 16 output columns; panel p holds, for k = 0..K-1, the 16 values
+ * W[16p+0..16p+15][k] (zero past N).  The same layout serves every ISA.
+ */
+#ifndef EMB_KERNELS_H
+#define EMB_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMB_PANEL 16
+
+/* floats of the packed form of W (n,k); 0 on overflow */
+size_t emb_pack_size(int n, int k);
+/* W (n,k) row-major -> wp (packed, emb_pack_size(n,k) floats) */
+void emb_pack_weights(float *wp, const float *w, int n, int k);
+
+typedef struct emb_kernels {
+	const char *name;   /* "scalar", "avx2", "avx512" */
+
+	/*
+	 * y (m,n) = x (m,k) @ W (n,k)^T + b (n).  wp: W packed (see above),
+	 * starting at a panel boundary; b may be NULL.  ldy, ldx: row strides.
+	 * Per element: acc = 0; acc += x[i][kk] * W[j][kk] for kk = 0..k-1 in
+	 * order (fused multiply-add in the SIMD variants); y = acc + b[j].
+	 */
+	void (*gemm)(float *y, int ldy, const float *x, int ldx,
+	             const float *wp, const float *b, int m, int n, int k);
+
+	/* y (n) = (x - mean) / sqrt(var + eps) * g + b, one row; y may be x */
+	void (*layernorm)(float *y, const float *x, const float *g,
+	                  const float *b, int n, float eps);
+	/* x (n) in place: 0.5 x (1 + erf(x / sqrt 2)) */
+	void (*gelu)(float *x, int n);
+	/* x (n) in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+	void (*gelu_tanh)(float *x, int n);
+	/* x (n) in place: max(x, 0) */
+	void (*relu)(float *x, int n);
+	/* x (n) in place: softmax(x * scale) */
+	void (*softmax)(float *x, int n, float scale);
+	/* y (n) += x (n) */
+	void (*add)(float *y, const float *x, int n);
+	/* a (n) . b (n) */
+	float (*dot)(const float *a, const float *b, int n);
+	/* y (n) += a * x (n) */
+	void (*axpy)(float *y, float a, const float *x, int n);
+} emb_kernels;
+
+/* the variants; the SIMD ones exist only when compiled in */
+extern const emb_kernels emb_kernels_scalar;
+#ifdef EMB_HAVE_AVX2
+extern const emb_kernels emb_kernels_avx2;
+#endif
+#ifdef EMB_HAVE_AVX512
+extern const emb_kernels emb_kernels_avx512;
+#endif
+
+/*
+ * The variant for ISA ("scalar", "avx2", "avx512") when it is compiled in
+ * and this CPU and OS support it, else NULL (borrowed, static).
+ */
+const emb_kernels *emb_kernels_get(const char *isa);
+/*
+ * The best supported variant, or the one named by $EMB_ISA
+ * (error when unknown or unsupported).  *out borrowed (static).
+ */
+struct emb_err;
+int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
+
+#endif /* EMB_KERNELS_H */

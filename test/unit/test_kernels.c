@@ -1,1 +1,453 @@
+/*
+ * test_kernels.c - every SIMD kernel against the scalar reference on odd
+ * shapes, GEMM row/column independence (what makes results independent
+ * of batching and threads), ISA selection and the thread pool.
+ */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "emb.h"
+#include "kernels.h"
+#include "model-internal.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float frand(void)        /* uniform in [-1, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+static float *rand_vec(size_t n, float scale)
+{
+	float *v = malloc((n ? n : 1) * sizeof(float));
+
+	cr_assert(v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = frand() * scale;
+	return v;
+}
+
+/* the SIMD variants this machine runs (NULL-terminated) */
+static int simd_variants(const emb_kernels **out)
+{
+	int n = 0;
+	const emb_kernels *k;
+
+	if ((k = emb_kernels_get("avx2")))
+		out[n++] = k;
+	if ((k = emb_kernels_get("avx512")))
+		out[n++] = k;
+	out[n] = NULL;
+	return n;
+}
+
+/* all variants, scalar first */
+static int all_variants(const emb_kernels **out)
+{
+	out[0] = &emb_kernels_scalar;
+	return 1 + simd_variants(out + 1);
+}
+
+static const int gemm_shapes[][3] = {     /* m, n, k */
+	{ 1, 1, 1 }, { 1, 17, 3 }, { 2, 16, 16 }, { 7, 33, 65 }, { 13, 31, 5 },
+	{ 6, 32, 384 }, { 97, 50, 1536 }, { 5, 1, 1000 }, { 12, 48, 7 },
+	{ 103, 100, 37 }, { 3, 15, 4099 },
+};
+
+/* GEMM with a packed W against a plain double-precision product */
+static void check_gemm(const emb_kernels *k, int m, int n, int kk, int bias)
+{
+	int ldx = kk + 3, ldy = n + 5;
+	float *x = rand_vec((size_t)m * ldx, 1.0f);
+	float *w = rand_vec((size_t)n * kk, 0.5f);
+	float *b = rand_vec((size_t)n, 0.25f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *y = malloc((size_t)m * ldy * sizeof(float));
+
+	cr_assert(wp && y);
+	emb_pack_weights(wp, w, n, kk);
+	for (size_t i = 0; i < (size_t)m * ldy; i++)
+		y[i] = 12345.0f;
+	k->gemm(y, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
+	for (int i = 0; i < m; i++) {
+		for (int j = 0; j < n; j++) {
+			double ref = bias ? b[j] : 0, mag = fabs(ref);
+			for (int t = 0; t < kk; t++) {
+				ref += (double)x[(size_t)i * ldx + t] * w[(size_t)j * kk + t];
+				mag += fabs((double)x[(size_t)i * ldx + t] * w[(size_t)j * kk + t]);
+			}
+			cr_assert(fabs(y[(size_t)i * ldy + j] - ref) <= 2e-6 * mag + 1e-7,
+			          "%s gemm m=%d n=%d k=%d: y[%d][%d] = %.9g, want %.9g",
+			          k->name, m, n, kk, i, j, y[(size_t)i * ldy + j], ref);
+		}
+		for (int j = n; j < ldy; j++)
+			cr_assert_eq(y[(size_t)i * ldy + j], 12345.0f,
+			             "%s gemm wrote past n (row %d col %d)", k->name, i, j);
+	}
+	free(x); free(w); free(b); free(wp); free(y);
+}
+
+Test(kernels, gemm_all_variants_odd_shapes)
+{
+	const emb_kernels *v[4];
+	int nv = all_variants(v);
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++) {
+			check_gemm(v[i], gemm_shapes[s][0], gemm_shapes[s][1],
+			           gemm_shapes[s][2], 1);
+			check_gemm(v[i], gemm_shapes[s][0], gemm_shapes[s][1],
+			           gemm_shapes[s][2], 0);
+		}
+}
+
+/* SIMD GEMM vs the scalar kernel itself */
+Test(kernels, gemm_simd_matches_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = simd_variants(v);
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++) {
+			int m = gemm_shapes[s][0], n = gemm_shapes[s][1], kk = gemm_shapes[s][2];
+			float *x = rand_vec((size_t)m * kk, 1.0f);
+			float *w = rand_vec((size_t)n * kk, 1.0f);
+			float *b = rand_vec((size_t)n, 1.0f);
+			float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+			float *y0 = malloc((size_t)m * n * sizeof(float));
+			float *y1 = malloc((size_t)m * n * sizeof(float));
+			emb_pack_weights(wp, w, n, kk);
+			emb_kernels_scalar.gemm(y0, n, x, kk, wp, b, m, n, kk);
+			v[i]->gemm(y1, n, x, kk, wp, b, m, n, kk);
+			for (int e = 0; e < m * n; e++)
+				cr_assert(fabsf(y0[e] - y1[e]) <= 1e-5f * sqrtf((float)kk) *
+				          (1.0f + fabsf(y0[e])), "%s vs scalar m=%d n=%d k=%d "
+				          "at %d: %g vs %g", v[i]->name, m, n, kk, e, y1[e], y0[e]);
+			free(x); free(w); free(b); free(wp); free(y0); free(y1);
+		}
+}
+
+/*
+ * A row or column block computed alone equals the same block of the whole
+ * product bit for bit, for every variant: batching and thread splits
+ * cannot change results.
+ */
+Test(kernels, gemm_blocks_bitwise_independent)
+{
+	const emb_kernels *v[4];
+	int nv = all_variants(v);
+	int m = 29, n = 83, kk = 71;
+	float *x = rand_vec((size_t)m * kk, 1.0f);
+	float *w = rand_vec((size_t)n * kk, 1.0f);
+	float *b = rand_vec((size_t)n, 1.0f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *full = malloc((size_t)m * n * sizeof(float));
+	float *part = malloc((size_t)m * n * sizeof(float));
+
+	emb_pack_weights(wp, w, n, kk);
+	for (int i = 0; i < nv; i++) {
+		v[i]->gemm(full, n, x, kk, wp, b, m, n, kk);
+		for (int r0 = 0; r0 < m; r0 += 5) {
+			for (int p = 0; p * EMB_PANEL < n; p++) {
+				int rows = m - r0 < 5 ? m - r0 : 5;
+				int n0 = p * EMB_PANEL;
+				int cols = n - n0 < EMB_PANEL ? n - n0 : EMB_PANEL;
+				v[i]->gemm(part + (size_t)r0 * n + n0, n, x + (size_t)r0 * kk,
+				           kk, wp + (size_t)p * EMB_PANEL * kk, b + n0,
+				           rows, cols, kk);
+			}
+		}
+		cr_assert(!memcmp(full, part, (size_t)m * n * sizeof(float)),
+		          "%s: blocks differ from the whole product", v[i]->name);
+		/* one row alone */
+		v[i]->gemm(part, n, x + (size_t)17 * kk, kk, wp, b, 1, n, kk);
+		cr_assert(!memcmp(full + (size_t)17 * n, part, (size_t)n * sizeof(float)),
+		          "%s: a single row differs", v[i]->name);
+	}
+	free(x); free(w); free(b); free(wp); free(full); free(part);
+}
+
+Test(kernels, pack_layout_and_overflow)
+{
+	float w[3 * 2] = { 1, 2, 3, 4, 5, 6 };  /* W (3,2) */
+	float wp[16 * 2];
+
+	cr_assert_eq(emb_pack_size(3, 2), 32);
+	cr_assert_eq(emb_pack_size(17, 5), 32 * 5);
+	cr_assert_eq(emb_pack_size(0, 5), 0);
+	cr_assert_eq(emb_pack_size(-3, 5), 0);
+	cr_assert_eq(emb_pack_size(5, 0), 0);
+	emb_pack_weights(wp, w, 3, 2);
+	cr_assert_eq(wp[0], 1); cr_assert_eq(wp[1], 3); cr_assert_eq(wp[2], 5);
+	cr_assert_eq(wp[3], 0); cr_assert_eq(wp[16], 2); cr_assert_eq(wp[17], 4);
+	cr_assert_eq(wp[18], 6); cr_assert_eq(wp[31], 0);
+}
+
+static const int vec_sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384, 1000 };
+#define NSIZES (sizeof(vec_sizes) / sizeof(vec_sizes[0]))
+
+Test(kernels, layernorm_matches_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = simd_variants(v);
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < NSIZES; s++) {
+			int n = vec_sizes[s];
+			float *x = rand_vec(n, 3.0f), *g = rand_vec(n, 1.0f);
+			float *b = rand_vec(n, 1.0f), *y0 = malloc(n * sizeof(float));
+			float *y1 = malloc(n * sizeof(float));
+			for (int e = 0; e < n; e++)
+				x[e] += 2.5f;   /* a mean far from 0 */
+			emb_kernels_scalar.layernorm(y0, x, g, b, n, 1e-12f);
+			v[i]->layernorm(y1, x, g, b, n, 1e-12f);
+			for (int e = 0; e < n; e++)
+				cr_assert(fabsf(y0[e] - y1[e]) <= 2e-6f * (1 + fabsf(y0[e])),
+				          "%s layernorm n=%d at %d: %g vs %g", v[i]->name, n,
+				          e, y1[e], y0[e]);
+			/* in place */
+			v[i]->layernorm(x, x, g, b, n, 1e-12f);
+			cr_assert(!memcmp(x, y1, n * sizeof(float)));
+			free(x); free(g); free(b); free(y0); free(y1);
+		}
+}
+
+Test(kernels, layernorm_scalar_values)
+{
+	float x[4] = { 1, 2, 3, 4 }, g[4] = { 1, 1, 2, 1 }, b[4] = { 0, 0, 0, 1 }, y[4];
+	/* mean 2.5, var 1.25 */
+	emb_kernels_scalar.layernorm(y, x, g, b, 4, 0.0f);
+	cr_assert_float_eq(y[0], -1.5f / sqrtf(1.25f), 1e-6);
+	cr_assert_float_eq(y[2], 2 * 0.5f / sqrtf(1.25f), 1e-6);
+	cr_assert_float_eq(y[3], 1 + 1.5f / sqrtf(1.25f), 1e-6);
+}
+
+Test(kernels, activations_scalar_values)
+{
+	float g[3] = { 1.0f, -1.0f, 3.0f }, t[2] = { 1.0f, -2.0f }, r[3] = { -1, 0, 2 };
+
+	emb_kernels_scalar.gelu(g, 3);
+	cr_assert_float_eq(g[0], 0.8413447460685429f, 1e-7);
+	cr_assert_float_eq(g[1], -0.15865525393145707f, 1e-7);
+	cr_assert_float_eq(g[2], 2.9959502001665753f, 1e-6);
+	emb_kernels_scalar.gelu_tanh(t, 2);
+	cr_assert_float_eq(t[0], 0.8411919906082768f, 1e-7);
+	cr_assert_float_eq(t[1], -0.04540230591222932f, 1e-7);
+	emb_kernels_scalar.relu(r, 3);
+	cr_assert(r[0] == 0 && r[1] == 0 && r[2] == 2);
+}
+
+Test(kernels, activations_match_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = simd_variants(v);
+	int n = 4099;
+	float *x = malloc(n * sizeof(float)), *a = malloc(n * sizeof(float));
+	float *b = malloc(n * sizeof(float));
+
+	for (int e = 0; e < n; e++)   /* -12 .. 12 and a few extremes */
+		x[e] = -12.0f + 24.0f * e / (n - 1);
+	x[0] = -100.0f; x[1] = 100.0f; x[2] = 0.0f; x[3] = -1e-8f;
+	for (int i = 0; i < nv; i++) {
+		for (int which = 0; which < 3; which++) {
+			for (size_t s = 0; s < NSIZES; s++) {
+				int m = vec_sizes[s];
+				memcpy(a, x, n * sizeof(float));
+				memcpy(b, x, n * sizeof(float));
+				if (which == 0) {
+					emb_kernels_scalar.gelu(a, m); v[i]->gelu(b, m);
+				} else if (which == 1) {
+					emb_kernels_scalar.gelu_tanh(a, m); v[i]->gelu_tanh(b, m);
+				} else {
+					emb_kernels_scalar.relu(a, m); v[i]->relu(b, m);
+				}
+				for (int e = 0; e < n; e++)
+					cr_assert(fabsf(a[e] - b[e]) <= 1e-6f + 2e-6f * fabsf(a[e]),
+					          "%s act %d m=%d at %d (x=%g): %.9g vs %.9g",
+					          v[i]->name, which, m, e, x[e], b[e], a[e]);
+			}
+			/* the whole range */
+			memcpy(a, x, n * sizeof(float));
+			memcpy(b, x, n * sizeof(float));
+			if (which == 0) {
+				emb_kernels_scalar.gelu(a, n); v[i]->gelu(b, n);
+			} else if (which == 1) {
+				emb_kernels_scalar.gelu_tanh(a, n); v[i]->gelu_tanh(b, n);
+			} else {
+				emb_kernels_scalar.relu(a, n); v[i]->relu(b, n);
+			}
+			for (int e = 0; e < n; e++)
+				cr_assert(fabsf(a[e] - b[e]) <= 1e-6f + 2e-6f * fabsf(a[e]),
+				          "%s act %d at x=%g: %.9g vs %.9g", v[i]->name,
+				          which, x[e], b[e], a[e]);
+		}
+	}
+	free(x); free(a); free(b);
+}
+
+Test(kernels, softmax_matches_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = all_variants(v);
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < NSIZES; s++) {
+			int n = vec_sizes[s];
+			float *x = rand_vec(n, 20.0f), *a = malloc(n * sizeof(float));
+			float *b = malloc(n * sizeof(float));
+			double sum = 0;
+			memcpy(a, x, n * sizeof(float));
+			memcpy(b, x, n * sizeof(float));
+			emb_kernels_scalar.softmax(a, n, 0.125f);
+			v[i]->softmax(b, n, 0.125f);
+			for (int e = 0; e < n; e++) {
+				double ref = 0, mx = -INFINITY;
+				for (int t = 0; t < n; t++)
+					mx = fmax(mx, x[t] * 0.125);
+				for (int t = 0; t < n; t++)
+					ref += exp(x[t] * 0.125 - mx);
+				ref = exp(x[e] * 0.125 - mx) / ref;
+				cr_assert(fabs(b[e] - ref) <= 1e-6 * ref + 1e-9,
+				          "%s softmax n=%d at %d: %g vs %g", v[i]->name, n, e,
+				          b[e], ref);
+				cr_assert(fabsf(a[e] - b[e]) <= 2e-6f * a[e] + 1e-9f);
+				sum += b[e];
+			}
+			cr_assert(fabs(sum - 1.0) < 1e-5, "%s softmax sums to %g",
+			          v[i]->name, sum);
+			free(x); free(a); free(b);
+		}
+}
+
+Test(kernels, add_dot_axpy_match_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = simd_variants(v);
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < NSIZES; s++) {
+			int n = vec_sizes[s];
+			float *x = rand_vec(n + 1, 1.0f), *y = rand_vec(n + 1, 1.0f);
+			float *a = malloc((n + 1) * sizeof(float));
+			float *b = malloc((n + 1) * sizeof(float));
+			double ref = 0, mag = 0;
+			float d;
+			for (int e = 0; e < n; e++) {
+				ref += (double)x[e] * y[e];
+				mag += fabs((double)x[e] * y[e]);
+			}
+			d = v[i]->dot(x, y, n);
+			cr_assert(fabs(d - ref) <= 1e-6 * mag + 1e-7, "%s dot n=%d: %g vs %g",
+			          v[i]->name, n, d, ref);
+			cr_assert(fabsf(emb_kernels_scalar.dot(x, y, n) - (float)ref) <= 1e-6 * mag);
+			memcpy(a, y, (n + 1) * sizeof(float));
+			memcpy(b, y, (n + 1) * sizeof(float));
+			emb_kernels_scalar.add(a, x, n);
+			v[i]->add(b, x, n);
+			cr_assert(!memcmp(a, b, (n + 1) * sizeof(float)), "%s add n=%d",
+			          v[i]->name, n);
+			memcpy(a, y, (n + 1) * sizeof(float));
+			memcpy(b, y, (n + 1) * sizeof(float));
+			emb_kernels_scalar.axpy(a, 0.37f, x, n);
+			v[i]->axpy(b, 0.37f, x, n);
+			for (int e = 0; e <= n; e++)
+				cr_assert(fabsf(a[e] - b[e]) <= 1e-6f, "%s axpy n=%d at %d",
+				          v[i]->name, n, e);
+			cr_assert_eq(b[n], y[n], "%s axpy wrote past n", v[i]->name);
+			free(x); free(y); free(a); free(b);
+		}
+}
+
+Test(kernels, isa_selection_by_env)
+{
+	const emb_kernels *k = NULL;
+	emb_err err = { "" };
+
+	setenv("EMB_ISA", "scalar", 1);
+	cr_assert_eq(emb_kernels_select(&k, &err), 0);
+	cr_assert_eq(k, &emb_kernels_scalar);
+	setenv("EMB_ISA", "sse9", 1);
+	cr_assert_eq(emb_kernels_select(&k, &err), -1);
+	cr_assert(strstr(err.msg, "EMB_ISA: unknown value 'sse9'"), "%s", err.msg);
+	setenv("EMB_ISA", "avx512", 1);
+	if (emb_kernels_get("avx512")) {
+		cr_assert_eq(emb_kernels_select(&k, &err), 0);
+		cr_assert_str_eq(k->name, "avx512");
+	} else {
+		cr_assert_eq(emb_kernels_select(&k, &err), -1);
+		cr_assert(strstr(err.msg, "not supported"), "%s", err.msg);
+	}
+	unsetenv("EMB_ISA");
+	cr_assert_eq(emb_kernels_select(&k, &err), 0);
+	cr_assert(k == emb_kernels_get("avx512") || k == emb_kernels_get("avx2") ||
+	          (!emb_kernels_get("avx2") && k == &emb_kernels_scalar));
+	if (emb_kernels_get("avx512"))
+		cr_assert_str_eq(k->name, "avx512");
+	cr_assert_null(emb_kernels_get("neon"));
+}
+
+/* ------------------------------------------------------------------ */
+/* thread pool                                                         */
+
+typedef struct count_job {
+	int *hits;
+	int *tids;
+	int nthreads;
+	int bad;
+} count_job;
+
+static void count_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	count_job *j = ctx;
+
+	if (tid < 0 || tid >= j->nthreads || begin >= end)
+		j->bad = 1;
+	for (size_t i = begin; i < end; i++) {
+		j->hits[i]++;
+		j->tids[i] = tid;
+	}
+}
+
+Test(threadpool, covers_every_index_once)
+{
+	static const size_t sizes[] = { 0, 1, 2, 7, 64, 1000, 4097 };
+	static const size_t grains[] = { 1, 3, 64, 5000 };
+
+	for (int nt = 1; nt <= 4; nt++) {
+		emb_threads *tp;
+		emb_err err;
+		cr_assert_eq(emb_threads_new(&tp, nt, &err), 0, "%s", err.msg);
+		cr_assert_eq(emb_threads_count(tp), nt);
+		for (int rep = 0; rep < 20; rep++)
+			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+				for (size_t g = 0; g < sizeof(grains) / sizeof(grains[0]); g++) {
+					size_t n = sizes[s];
+					count_job j = { calloc(n + 1, sizeof(int)),
+					                calloc(n + 1, sizeof(int)), nt, 0 };
+					emb_threads_for(tp, n, grains[g], count_task, &j);
+					cr_assert(!j.bad, "bad range or tid");
+					for (size_t i = 0; i < n; i++)
+						cr_assert_eq(j.hits[i], 1, "threads %d n %zu grain %zu: "
+						             "index %zu ran %d times", nt, n, grains[g],
+						             i, j.hits[i]);
+					cr_assert_eq(j.hits[n], 0);
+					free(j.hits);
+					free(j.tids);
+				}
+		emb_threads_free(tp);
+	}
+}
+
+Test(threadpool, bad_count_and_cpus)
+{
+	emb_threads *tp;
+	emb_err err;
+
+	cr_assert_eq(emb_threads_new(&tp, 0, &err), -1);
+	cr_assert(strstr(err.msg, "thread count"), "%s", err.msg);
+	cr_assert_geq(emb_online_cpus(), 1);
+}

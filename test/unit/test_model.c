@@ -1,1 +1,928 @@
+/*
+ * test_model.c - the transformer engine end to end.
+ *
+ * 1. Synthetic fixtures (test/data/fixtures/NAME, materialized into
+ *    test/tmp/units/NAME) against the PyTorch goldens: last_hidden_state
+ *    within 1e-4, pooled embeddings within 1e-5.
+ * 2. Small BERTs of other shapes written here (own safetensors writer)
+ *    against a plain double-precision reference forward.
+ * 3. Batched vs one at a time and -j1 vs -j2: bitwise identical.
+ * 4. Load and input errors and their messages.
+ *
+ * Data: $EMB_TOP/test/data (EMB_TOP defaults to the current directory).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "emb.h"
+
+static const char *top(void)
+{
+	const char *t = getenv("EMB_TOP");
+	return t && *t ? t : ".";
+}
+
+static char *path_of(const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&p, fmt, ap) >= 0);
+	va_end(ap);
+	return p;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb; (void)flag; (void)f;
+	return remove(p);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 > cap) {
+			cap = (cap + 4096) * 2;
+			cr_assert(buf = realloc(buf, cap + 1));
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/*
+ * Materialize fixture NAME once into test/tmp/units/NAME (reused while its
+ * recipe is unchanged; safe when several test processes race).
+ */
+static char *fixture(const char *name)
+{
+	char *recipe = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
+	char *root = path_of("%s/test/data", top());
+	char *dir = path_of("%s/test/tmp/units/%s", top(), name);
+	char *done = path_of("%s/.done", dir);
+	char *want = slurp(recipe, NULL), *have = slurp(done, NULL);
+
+	cr_assert(want, "cannot read %s", recipe);
+	if (!have || strcmp(have, want)) {
+		char *tmp = path_of("%s.tmp%ld", dir, (long)getpid());
+		char *tdone = path_of("%s/.done", tmp);
+		emb_err err = { "" };
+		FILE *f;
+		char *parent = path_of("%s/test/tmp", top());
+		mkdir(parent, 0777);
+		free(parent);
+		parent = path_of("%s/test/tmp/units", top());
+		mkdir(parent, 0777);
+		free(parent);
+		rm_rf(tmp);
+		cr_assert_eq(emb_synth_materialize(recipe, root, tmp, &err), 0,
+		             "materialize %s: %s", name, err.msg);
+		cr_assert(f = fopen(tdone, "w"));
+		fputs(want, f);
+		cr_assert_eq(fclose(f), 0);
+		if (have)
+			rm_rf(dir);   /* stale */
+		if (rename(tmp, dir) != 0)
+			rm_rf(tmp);   /* another process won the race */
+		free(tmp);
+		free(tdone);
+	}
+	free(recipe); free(root); free(done); free(want); free(have);
+	return dir;
+}
+
+/* ------------------------------------------------------------------ */
+/* goldens                                                             */
+
+typedef struct golden {
+	int32_t *ids, *types;
+	int len;
+	float *emb;             /* (demb) */
+	int demb;
+	float *lhs;             /* (len, d) or NULL */
+	int dlhs;
+} golden;
+
+static int32_t *int_array(const json_t *a, int *n)
+{
+	int32_t *v;
+	size_t i;
+	const json_t *x;
+
+	cr_assert(json_is_array(a));
+	*n = (int)json_array_size(a);
+	cr_assert(v = malloc((*n + 1) * sizeof(int32_t)));
+	json_array_foreach(a, i, x)
+		v[i] = (int32_t)json_integer_value(x);
+	return v;
+}
+
+static golden *read_golden(const char *name, const char *file, int *count)
+{
+	char *path = path_of("%s/test/data/fixtures/%s/%s", top(), name, file);
+	FILE *f = fopen(path, "r");
+	golden *g = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	cr_assert(f, "cannot open %s", path);
+	while (getline(&line, &cap, f) > 0) {
+		json_error_t jerr;
+		json_t *o = json_loads(line, JSON_ALLOW_NUL, &jerr), *e, *l;
+		golden *r;
+		int tn;
+		cr_assert(o, "%s: %s", path, jerr.text);
+		cr_assert(g = realloc(g, (n + 1) * sizeof(*g)));
+		r = &g[n++];
+		memset(r, 0, sizeof(*r));
+		r->ids = int_array(json_object_get(o, "input_ids"), &r->len);
+		r->types = int_array(json_object_get(o, "token_type_ids"), &tn);
+		cr_assert_eq(tn, r->len);
+		if ((e = json_object_get(o, "embedding"))) {
+			r->demb = (int)json_array_size(e);
+			cr_assert(r->emb = malloc(r->demb * sizeof(float)));
+			for (int i = 0; i < r->demb; i++)
+				r->emb[i] = (float)json_number_value(json_array_get(e, i));
+		}
+		if ((l = json_object_get(o, "last_hidden_state"))) {
+			cr_assert_eq((int)json_array_size(l), r->len);
+			r->dlhs = (int)json_array_size(json_array_get(l, 0));
+			cr_assert(r->lhs = malloc((size_t)r->len * r->dlhs * sizeof(float)));
+			for (int i = 0; i < r->len; i++)
+				for (int j = 0; j < r->dlhs; j++)
+					r->lhs[(size_t)i * r->dlhs + j] = (float)json_number_value(
+						json_array_get(json_array_get(l, i), j));
+		}
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
+	free(path);
+	*count = n;
+	return g;
+}
+
+static void free_golden(golden *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(g[i].ids); free(g[i].types); free(g[i].emb); free(g[i].lhs);
+	}
+	free(g);
+}
+
+static emb_model *load(const char *dir, int threads)
+{
+	emb_model *m = NULL;
+	emb_err err = { "" };
+	emb_model_opts o = { threads };
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "load %s: %s", dir,
+	             err.msg);
+	return m;
+}
+
+static float *forward(emb_model *m, const golden *g, int first, int n)
+{
+	emb_seq *s = calloc(n, sizeof(*s));
+	size_t rows = 0;
+	float *out;
+	emb_err err = { "" };
+
+	for (int i = 0; i < n; i++) {
+		s[i] = (emb_seq){ g[first + i].ids, g[first + i].types, g[first + i].len };
+		rows += g[first + i].len;
+	}
+	cr_assert(out = malloc((rows + 1) * emb_model_hidden_size(m) * sizeof(float)));
+	cr_assert_eq(emb_model_forward(m, out, s, n, &err), 0, "forward: %s", err.msg);
+	free(s);
+	return out;
+}
+
+/* every golden last_hidden_state within 1e-4 */
+static void check_lhs(const char *name, const char *isa)
+{
+	char *dir = fixture(name);
+	int n, checked = 0;
+	golden *g = read_golden(name, "golden.jsonl", &n);
+	emb_model *m;
+
+	if (isa)
+		setenv("EMB_ISA", isa, 1);
+	m = load(dir, 2);
+	for (int i = 0; i < n; i++) {
+		float *out;
+		double worst = 0;
+		if (!g[i].lhs)
+			continue;
+		cr_assert_eq(g[i].dlhs, emb_model_hidden_size(m));
+		out = forward(m, g, i, 1);
+		for (size_t e = 0; e < (size_t)g[i].len * g[i].dlhs; e++)
+			worst = fmax(worst, fabs(out[e] - g[i].lhs[e]));
+		cr_assert(worst <= 1e-4, "%s row %d (%s): last_hidden_state max abs "
+		          "diff %g", name, i, isa ? isa : "auto", worst);
+		free(out);
+		checked++;
+	}
+	cr_assert_gt(checked, 0, "no last_hidden_state rows in %s", name);
+	emb_model_free(m);
+	free_golden(g, n);
+	free(dir);
+}
+
+Test(model, minilm_last_hidden_state)
+{
+	check_lhs("minilm-l6", NULL);
+}
+
+Test(model, bert_tiny_bf16_last_hidden_state)
+{
+	check_lhs("bert-tiny-cls-bf16", NULL);
+}
+
+/* the oracle and each SIMD variant on the same goldens */
+Test(model, last_hidden_state_every_isa)
+{
+	static const char *isas[] = { "scalar", "avx2", "avx512" };
+	emb_err err;
+
+	for (int i = 0; i < 3; i++) {
+		setenv("EMB_ISA", isas[i], 1);
+		{
+			emb_model *m = NULL;
+			char *dir = fixture("bert-tiny-cls-bf16");
+			int ok = emb_model_load(&m, dir, NULL, &err) == 0;
+			emb_model_free(m);
+			free(dir);
+			if (!ok) {   /* this CPU lacks it: the message says so */
+				cr_assert(strstr(err.msg, "not supported"), "%s", err.msg);
+				continue;
+			}
+		}
+		check_lhs("bert-tiny-cls-bf16", isas[i]);
+		check_lhs("minilm-l6", isas[i]);
+	}
+	unsetenv("EMB_ISA");
+}
+
+/* mean pooling + L2 normalize (minilm) against the golden embedding */
+Test(model, minilm_mean_normalized_embeddings)
+{
+	char *dir = fixture("minilm-l6");
+	int n;
+	golden *g = read_golden("minilm-l6", "golden.jsonl", &n);
+	emb_model *m = load(dir, 2);
+	int d = emb_model_hidden_size(m), checked = 0;
+
+	for (int first = 0; first < n; first += 16) {
+		/* the first 48 rows, then every 5th batch of 16 (long texts too) */
+		int cnt = n - first < 16 ? n - first : 16;
+		float *out;
+		size_t row = 0;
+		if (first >= 48 && (first / 16) % 5)
+			continue;
+		out = forward(m, g, first, cnt);
+		for (int i = 0; i < cnt; i++) {
+			const golden *r = &g[first + i];
+			double v[1024] = { 0 }, norm = 0;
+			cr_assert(d <= 1024 && r->demb == d);
+			for (int t = 0; t < r->len; t++)
+				for (int j = 0; j < d; j++)
+					v[j] += out[(row + t) * d + j];
+			for (int j = 0; j < d; j++) {
+				v[j] /= r->len;
+				norm += v[j] * v[j];
+			}
+			norm = fmax(sqrt(norm), 1e-12);
+			for (int j = 0; j < d; j++)
+				cr_assert(fabs(v[j] / norm - r->emb[j]) <= 1e-5, "minilm row %d "
+				          "dim %d: %.8g vs golden %.8g", first + i, j,
+				          v[j] / norm, r->emb[j]);
+			row += r->len;
+			checked++;
+		}
+		free(out);
+	}
+	cr_assert_gt(checked, 100);
+	emb_model_free(m);
+	free_golden(g, n);
+	free(dir);
+}
+
+/* CLS pooling (bert-tiny, no Normalize): every golden embedding */
+Test(model, bert_tiny_cls_embeddings_all_rows)
+{
+	char *dir = fixture("bert-tiny-cls-bf16");
+	int n;
+	golden *g = read_golden("bert-tiny-cls-bf16", "golden.jsonl", &n);
+	emb_model *m = load(dir, 2);
+	int d = emb_model_hidden_size(m);
+	float *out = forward(m, g, 0, n);
+	size_t row = 0;
+
+	cr_assert_eq(d, 64);
+	cr_assert_eq(emb_model_max_positions(m), 128);
+	cr_assert_eq(emb_model_vocab_size(m), 30522);
+	cr_assert_eq(emb_model_type_vocab_size(m), 2);
+	cr_assert_str_eq(emb_model_arch(m), "BertModel");
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(g[i].demb, d);
+		for (int j = 0; j < d; j++)
+			cr_assert(fabsf(out[row * d + j] - g[i].emb[j]) <= 1e-5f,
+			          "row %d dim %d: %.8g vs golden %.8g", i, j,
+			          out[row * d + j], g[i].emb[j]);
+		row += g[i].len;
+	}
+	free(out);
+	emb_model_free(m);
+	free_golden(g, n);
+	free(dir);
+}
+
+/* batched == one at a time == other thread counts, bit for bit */
+Test(model, batching_and_threads_bitwise)
+{
+	char *dir = fixture("minilm-l6");
+	int n, first = 0, cnt = 24;
+	golden *g = read_golden("minilm-l6", "golden.jsonl", &n);
+	emb_model *m1 = load(dir, 1), *m2 = load(dir, 2), *m3 = load(dir, 3);
+	int d = emb_model_hidden_size(m1);
+	float *b1 = forward(m1, g, first, cnt), *b2 = forward(m2, g, first, cnt);
+	float *b3 = forward(m3, g, first, cnt);
+	size_t rows = 0;
+
+	for (int i = 0; i < cnt; i++) {
+		float *one = forward(m2, g, first + i, 1);
+		cr_assert(!memcmp(one, b1 + rows * d, (size_t)g[first + i].len * d *
+		                  sizeof(float)), "sequence %d alone differs from "
+		          "the batch", i);
+		free(one);
+		rows += g[first + i].len;
+	}
+	cr_assert(!memcmp(b1, b2, rows * d * sizeof(float)), "-j1 and -j2 differ");
+	cr_assert(!memcmp(b1, b3, rows * d * sizeof(float)), "-j1 and -j3 differ");
+	/* reversed order: the same rows in the other place */
+	{
+		emb_seq s[2] = {
+			{ g[first + 5].ids, g[first + 5].types, g[first + 5].len },
+			{ g[first + 3].ids, g[first + 3].types, g[first + 3].len },
+		};
+		float *out = malloc((s[0].len + s[1].len) * d * sizeof(float));
+		float *a = forward(m2, g, first + 3, 1), *b = forward(m2, g, first + 5, 1);
+		emb_err err;
+		cr_assert_eq(emb_model_forward(m2, out, s, 2, &err), 0, "%s", err.msg);
+		cr_assert(!memcmp(out, b, (size_t)s[0].len * d * sizeof(float)));
+		cr_assert(!memcmp(out + (size_t)s[0].len * d, a,
+		                  (size_t)s[1].len * d * sizeof(float)));
+		free(out); free(a); free(b);
+	}
+	free(b1); free(b2); free(b3);
+	emb_model_free(m1); emb_model_free(m2); emb_model_free(m3);
+	free_golden(g, n);
+	free(dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* small BERTs of other shapes, written here                           */
+
+typedef struct tiny_cfg {
+	int H, heads, I, layers, vocab, maxpos, types;
+	const char *act;        /* hidden_act */
+	float eps;
+	const char *prefix;     /* "" or "bert." */
+	const char *arch;
+	const char *skip;       /* tensor left out (without prefix) or NULL */
+	const char *bad;        /* tensor written with a wrong first dim */
+	const char *extra;      /* extra config.json members or "" */
+	int bf16;               /* store matrices as BF16 */
+} tiny_cfg;
+
+typedef struct tensor_w {
+	char name[128];
+	int ndim;
+	int64_t shape[2];
+	float *v;               /* values as stored (after rounding) */
+} tensor_w;
+
+typedef struct tiny {
+	tensor_w t[256];
+	int n;
+} tiny;
+
+static uint64_t trng = 0x9e3779b97f4a7c15ull;
+
+static float trand(void)
+{
+	trng ^= trng << 13;
+	trng ^= trng >> 7;
+	trng ^= trng << 17;
+	return (float)((trng >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+static float bf16_round(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static tensor_w *add_tensor(tiny *w, const char *name, int64_t r, int64_t c,
+                            float scale, float offset)
+{
+	tensor_w *t = &w->t[w->n++];
+	int64_t n = r * (c ? c : 1);
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->ndim = c ? 2 : 1;
+	t->shape[0] = r;
+	t->shape[1] = c;
+	cr_assert(t->v = malloc(n * sizeof(float)));
+	for (int64_t i = 0; i < n; i++)
+		t->v[i] = offset + trand() * scale;
+	return t;
+}
+
+static const float *tget(const tiny *w, const char *fmt, int l)
+{
+	char name[128];
+	snprintf(name, sizeof(name), fmt, l);
+	for (int i = 0; i < w->n; i++)
+		if (!strcmp(w->t[i].name, name))
+			return w->t[i].v;
+	cr_assert_fail("no tensor %s", name);
+	return NULL;
+}
+
+static void build_tiny(tiny *w, const tiny_cfg *c)
+{
+	char nm[128];
+
+	memset(w, 0, sizeof(*w));
+	add_tensor(w, "embeddings.word_embeddings.weight", c->vocab, c->H, 1.0f, 0);
+	add_tensor(w, "embeddings.position_embeddings.weight", c->maxpos, c->H, 0.5f, 0);
+	add_tensor(w, "embeddings.token_type_embeddings.weight", c->types, c->H, 0.5f, 0);
+	add_tensor(w, "embeddings.LayerNorm.weight", c->H, 0, 0.2f, 1.0f);
+	add_tensor(w, "embeddings.LayerNorm.bias", c->H, 0, 0.1f, 0);
+	for (int l = 0; l < c->layers; l++) {
+		static const char *lin[][2] = {
+			{ "attention.self.query", "H" }, { "attention.self.key", "H" },
+			{ "attention.self.value", "H" }, { "attention.output.dense", "H" },
+			{ "intermediate.dense", "I" }, { "output.dense", "O" },
+		};
+		for (int i = 0; i < 6; i++) {
+			int out = lin[i][1][0] == 'I' ? c->I : c->H;
+			int in = lin[i][1][0] == 'O' ? c->I : c->H;
+			tensor_w *t;
+			snprintf(nm, sizeof(nm), "encoder.layer.%d.%s.weight", l, lin[i][0]);
+			t = add_tensor(w, nm, out, in, 0.7f / sqrtf((float)in), 0);
+			if (c->bf16)
+				for (int e = 0; e < out * in; e++)
+					t->v[e] = bf16_round(t->v[e]);
+			snprintf(nm, sizeof(nm), "encoder.layer.%d.%s.bias", l, lin[i][0]);
+			add_tensor(w, nm, out, 0, 0.1f, 0);
+		}
+		snprintf(nm, sizeof(nm), "encoder.layer.%d.attention.output.LayerNorm.weight", l);
+		add_tensor(w, nm, c->H, 0, 0.2f, 1.0f);
+		snprintf(nm, sizeof(nm), "encoder.layer.%d.attention.output.LayerNorm.bias", l);
+		add_tensor(w, nm, c->H, 0, 0.1f, 0);
+		snprintf(nm, sizeof(nm), "encoder.layer.%d.output.LayerNorm.weight", l);
+		add_tensor(w, nm, c->H, 0, 0.2f, 1.0f);
+		snprintf(nm, sizeof(nm), "encoder.layer.%d.output.LayerNorm.bias", l);
+		add_tensor(w, nm, c->H, 0, 0.1f, 0);
+	}
+}
+
+static void free_tiny(tiny *w)
+{
+	for (int i = 0; i < w->n; i++)
+		free(w->t[i].v);
+}
+
+/* write DIR/config.json and DIR/model.safetensors; returns DIR (new) */
+static char *write_tiny(const tiny *w, const tiny_cfg *c, const char *tag)
+{
+	char *dir = path_of("%s/test/tmp/units/tiny-%s-%ld", top(), tag, (long)getpid());
+	char *cfgp = path_of("%s/config.json", dir), *stp = path_of("%s/model.safetensors", dir);
+	char *parent = path_of("%s/test/tmp/units", top());
+	json_t *hdr = json_object();
+	size_t off = 0, hlen;
+	char *hs;
+	FILE *f;
+
+	char *tmpd = path_of("%s/test/tmp", top());
+	mkdir(tmpd, 0777);
+	free(tmpd);
+	mkdir(parent, 0777);
+	rm_rf(dir);
+	cr_assert_eq(mkdir(dir, 0777), 0, "mkdir %s: %s", dir, strerror(errno));
+	cr_assert(f = fopen(cfgp, "w"));
+	fprintf(f, "{\"architectures\": [\"%s\"], \"model_type\": \"bert\", "
+	        "\"hidden_size\": %d, \"num_attention_heads\": %d, "
+	        "\"intermediate_size\": %d, \"num_hidden_layers\": %d, "
+	        "\"vocab_size\": %d, \"max_position_embeddings\": %d, "
+	        "\"type_vocab_size\": %d, \"hidden_act\": \"%s\", "
+	        "\"layer_norm_eps\": %g%s}\n", c->arch, c->H, c->heads, c->I,
+	        c->layers, c->vocab, c->maxpos, c->types, c->act, c->eps, c->extra);
+	cr_assert_eq(fclose(f), 0);
+	for (int i = 0; i < w->n; i++) {
+		const tensor_w *t = &w->t[i];
+		char name[160];
+		int64_t r = t->shape[0], n;
+		int bf = c->bf16 && t->ndim == 2 && !strncmp(t->name, "encoder", 7);
+		json_t *o;
+		if (c->skip && !strcmp(c->skip, t->name))
+			continue;
+		if (c->bad && !strcmp(c->bad, t->name))
+			r--;
+		n = r * (t->ndim == 2 ? t->shape[1] : 1);
+		snprintf(name, sizeof(name), "%s%s", c->prefix, t->name);
+		o = json_pack("{s:s, s:[I,I], s:[I,I]}", "dtype", bf ? "BF16" : "F32",
+		              "shape", (json_int_t)r, (json_int_t)t->shape[1],
+		              "data_offsets", (json_int_t)off,
+		              (json_int_t)(off + n * (bf ? 2 : 4)));
+		if (t->ndim == 1)
+			json_array_remove(json_object_get(o, "shape"), 1);
+		json_object_set_new(hdr, name, o);
+		off += n * (bf ? 2 : 4);
+	}
+	hs = json_dumps(hdr, JSON_COMPACT);
+	hlen = strlen(hs);
+	cr_assert(f = fopen(stp, "wb"));
+	{
+		uint64_t hl = (hlen + 7) / 8 * 8;
+		unsigned char le[8];
+		for (int i = 0; i < 8; i++)
+			le[i] = (unsigned char)(hl >> (8 * i));
+		fwrite(le, 1, 8, f);
+		fwrite(hs, 1, hlen, f);
+		for (size_t i = hlen; i < hl; i++)
+			fputc(' ', f);
+	}
+	for (int i = 0; i < w->n; i++) {
+		const tensor_w *t = &w->t[i];
+		int64_t r = t->shape[0], n;
+		int bf = c->bf16 && t->ndim == 2 && !strncmp(t->name, "encoder", 7);
+		if (c->skip && !strcmp(c->skip, t->name))
+			continue;
+		if (c->bad && !strcmp(c->bad, t->name))
+			r--;
+		n = r * (t->ndim == 2 ? t->shape[1] : 1);
+		for (int64_t e = 0; e < n; e++) {
+			uint32_t u;
+			memcpy(&u, &t->v[e], 4);
+			if (bf) {
+				unsigned char b[2] = { (unsigned char)(u >> 16), (unsigned char)(u >> 24) };
+				fwrite(b, 1, 2, f);
+			} else {
+				unsigned char b[4] = { (unsigned char)u, (unsigned char)(u >> 8),
+				                       (unsigned char)(u >> 16), (unsigned char)(u >> 24) };
+				fwrite(b, 1, 4, f);
+			}
+		}
+	}
+	cr_assert_eq(fclose(f), 0);
+	free(hs);
+	json_decref(hdr);
+	free(cfgp); free(stp); free(parent);
+	return dir;
+}
+
+static void ref_layernorm(double *x, const float *g, const float *b, int n, double eps)
+{
+	double mean = 0, var = 0;
+	for (int i = 0; i < n; i++)
+		mean += x[i];
+	mean /= n;
+	for (int i = 0; i < n; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	var /= n;
+	for (int i = 0; i < n; i++)
+		x[i] = (x[i] - mean) / sqrt(var + eps) * g[i] + b[i];
+}
+
+/* y (L,out) = x (L,in) W^T + b, double */
+static void ref_linear(double *y, const double *x, const float *W, const float *b,
+                       int L, int out, int in)
+{
+	for (int i = 0; i < L; i++)
+		for (int o = 0; o < out; o++) {
+			double s = b[o];
+			for (int k = 0; k < in; k++)
+				s += x[(size_t)i * in + k] * W[(size_t)o * in + k];
+			y[(size_t)i * out + o] = s;
+		}
+}
+
+/* modeling_bert in double precision, one sequence */
+static void ref_forward(double *h, const tiny *w, const tiny_cfg *c,
+                        const int32_t *ids, const int32_t *tt, int L)
+{
+	int H = c->H, I = c->I, dh = H / c->heads;
+	double *q = malloc(sizeof(double) * L * H), *k = malloc(sizeof(double) * L * H);
+	double *v = malloc(sizeof(double) * L * H), *ctx = malloc(sizeof(double) * L * H);
+	double *t = malloc(sizeof(double) * L * H), *mid = malloc(sizeof(double) * L * I);
+	double *p = malloc(sizeof(double) * L);
+
+	for (int i = 0; i < L; i++) {
+		for (int j = 0; j < H; j++)
+			h[i * H + j] = (double)tget(w, "embeddings.word_embeddings.weight", 0)[ids[i] * H + j] +
+			               tget(w, "embeddings.token_type_embeddings.weight", 0)[(tt ? tt[i] : 0) * H + j] +
+			               tget(w, "embeddings.position_embeddings.weight", 0)[i * H + j];
+		ref_layernorm(h + i * H, tget(w, "embeddings.LayerNorm.weight", 0),
+		              tget(w, "embeddings.LayerNorm.bias", 0), H, c->eps);
+	}
+	for (int l = 0; l < c->layers; l++) {
+		ref_linear(q, h, tget(w, "encoder.layer.%d.attention.self.query.weight", l),
+		           tget(w, "encoder.layer.%d.attention.self.query.bias", l), L, H, H);
+		ref_linear(k, h, tget(w, "encoder.layer.%d.attention.self.key.weight", l),
+		           tget(w, "encoder.layer.%d.attention.self.key.bias", l), L, H, H);
+		ref_linear(v, h, tget(w, "encoder.layer.%d.attention.self.value.weight", l),
+		           tget(w, "encoder.layer.%d.attention.self.value.bias", l), L, H, H);
+		for (int hd = 0; hd < c->heads; hd++)
+			for (int i = 0; i < L; i++) {
+				double mx = -INFINITY, sum = 0;
+				for (int j = 0; j < L; j++) {
+					double s = 0;
+					for (int e = 0; e < dh; e++)
+						s += q[i * H + hd * dh + e] * k[j * H + hd * dh + e];
+					p[j] = s / sqrt((double)dh);
+					mx = fmax(mx, p[j]);
+				}
+				for (int j = 0; j < L; j++)
+					sum += (p[j] = exp(p[j] - mx));
+				for (int e = 0; e < dh; e++) {
+					double s = 0;
+					for (int j = 0; j < L; j++)
+						s += p[j] / sum * v[j * H + hd * dh + e];
+					ctx[i * H + hd * dh + e] = s;
+				}
+			}
+		ref_linear(t, ctx, tget(w, "encoder.layer.%d.attention.output.dense.weight", l),
+		           tget(w, "encoder.layer.%d.attention.output.dense.bias", l), L, H, H);
+		for (int i = 0; i < L; i++) {
+			for (int j = 0; j < H; j++)
+				h[i * H + j] += t[i * H + j];
+			ref_layernorm(h + i * H, tget(w, "encoder.layer.%d.attention.output.LayerNorm.weight", l),
+			              tget(w, "encoder.layer.%d.attention.output.LayerNorm.bias", l), H, c->eps);
+		}
+		ref_linear(mid, h, tget(w, "encoder.layer.%d.intermediate.dense.weight", l),
+		           tget(w, "encoder.layer.%d.intermediate.dense.bias", l), L, I, H);
+		for (int e = 0; e < L * I; e++) {
+			double x = mid[e];
+			if (!strcmp(c->act, "gelu"))
+				mid[e] = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+			else if (!strcmp(c->act, "relu"))
+				mid[e] = x > 0 ? x : 0;
+			else
+				mid[e] = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+		}
+		ref_linear(t, mid, tget(w, "encoder.layer.%d.output.dense.weight", l),
+		           tget(w, "encoder.layer.%d.output.dense.bias", l), L, H, I);
+		for (int i = 0; i < L; i++) {
+			for (int j = 0; j < H; j++)
+				h[i * H + j] += t[i * H + j];
+			ref_layernorm(h + i * H, tget(w, "encoder.layer.%d.output.LayerNorm.weight", l),
+			              tget(w, "encoder.layer.%d.output.LayerNorm.bias", l), H, c->eps);
+		}
+	}
+	free(q); free(k); free(v); free(ctx); free(t); free(mid); free(p);
+}
+
+static void check_tiny(const tiny_cfg *c, const char *tag)
+{
+	static const int lens[] = { 1, 7, 2, 23, 16 };
+	enum { NS = sizeof(lens) / sizeof(lens[0]) };
+	tiny w;
+	char *dir;
+	emb_model *m;
+	emb_seq s[NS];
+	int32_t *ids[NS], *tt[NS];
+	size_t rows = 0;
+	float *out;
+	emb_err err = { "" };
+
+	build_tiny(&w, c);
+	dir = write_tiny(&w, c, tag);
+	m = load(dir, 2);
+	cr_assert_eq(emb_model_hidden_size(m), c->H);
+	cr_assert_str_eq(emb_model_arch(m), c->arch);
+	for (int i = 0; i < NS; i++) {
+		ids[i] = malloc(lens[i] * sizeof(int32_t));
+		tt[i] = malloc(lens[i] * sizeof(int32_t));
+		for (int j = 0; j < lens[i]; j++) {
+			ids[i][j] = (int32_t)((trng >> 33) % (uint64_t)c->vocab);
+			trand();
+			tt[i][j] = (int32_t)((trng >> 33) % (uint64_t)c->types);
+			trand();
+		}
+		s[i] = (emb_seq){ ids[i], i == 2 ? NULL : tt[i], lens[i] };
+		rows += lens[i];
+	}
+	out = malloc(rows * c->H * sizeof(float));
+	cr_assert_eq(emb_model_forward(m, out, s, NS, &err), 0, "%s", err.msg);
+	rows = 0;
+	for (int i = 0; i < NS; i++) {
+		double *h = malloc(sizeof(double) * lens[i] * c->H);
+		ref_forward(h, &w, c, ids[i], s[i].type_ids, lens[i]);
+		for (int e = 0; e < lens[i] * c->H; e++)
+			cr_assert(fabs(out[rows * c->H + e] - h[e]) <= 2e-5,
+			          "%s: seq %d element %d: %.8g vs reference %.8g", tag, i,
+			          e, out[rows * c->H + e], h[e]);
+		rows += lens[i];
+		free(h);
+		free(ids[i]);
+		free(tt[i]);
+	}
+	free(out);
+	emb_model_free(m);
+	rm_rf(dir);
+	free(dir);
+	free_tiny(&w);
+}
+
+Test(model, other_shapes_gelu)
+{
+	tiny_cfg c = { 20, 5, 36, 2, 50, 40, 3, "gelu", 1e-5f, "", "BertModel",
+	               NULL, NULL, "", 0 };
+	check_tiny(&c, "gelu");
+}
+
+Test(model, other_shapes_gelu_new_prefix_bf16)
+{
+	tiny_cfg c = { 24, 3, 50, 3, 31, 30, 1, "gelu_new", 1e-12f, "bert.",
+	               "BertForMaskedLM", NULL, NULL, "", 1 };
+	check_tiny(&c, "gelunew");
+}
+
+Test(model, other_shapes_relu_wide_heads)
+{
+	tiny_cfg c = { 48, 2, 17, 1, 70, 24, 2, "relu", 1e-6f, "", "BertModel",
+	               NULL, NULL, ", \"position_embedding_type\": \"absolute\"", 0 };
+	check_tiny(&c, "relu");
+}
+
+/* ------------------------------------------------------------------ */
+/* errors                                                              */
+
+static void expect_load_error(const tiny_cfg *c, const char *tag, const char *want)
+{
+	tiny w;
+	char *dir;
+	emb_model *m = (emb_model *)1;
+	emb_err err = { "" };
+
+	build_tiny(&w, c);
+	dir = write_tiny(&w, c, tag);
+	cr_assert_eq(emb_model_load(&m, dir, NULL, &err), -1, "%s: loaded", tag);
+	cr_assert_null(m);
+	cr_assert(strstr(err.msg, want), "%s: message '%s' lacks '%s'", tag,
+	          err.msg, want);
+	rm_rf(dir);
+	free(dir);
+	free_tiny(&w);
+}
+
+Test(model, error_unknown_architecture)
+{
+	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "FooModel",
+	               NULL, NULL, "", 0 };
+	expect_load_error(&c, "arch", "config.json: architecture 'FooModel' is not "
+	                  "supported (supported: BertModel");
+}
+
+Test(model, error_unsupported_hidden_act)
+{
+	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "swish", 1e-12f, "", "BertModel",
+	               NULL, NULL, "", 0 };
+	expect_load_error(&c, "act", "config.json: field 'hidden_act' value "
+	                  "'swish' is not supported");
+}
+
+Test(model, error_relative_positions)
+{
+	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
+	               NULL, NULL, ", \"position_embedding_type\": \"relative_key\"", 0 };
+	expect_load_error(&c, "pet", "field 'position_embedding_type' value "
+	                  "'relative_key' is not supported");
+}
+
+Test(model, error_heads_do_not_divide)
+{
+	tiny_cfg c = { 10, 3, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
+	               NULL, NULL, "", 0 };
+	expect_load_error(&c, "heads", "config.json: field 'hidden_size' (10) must "
+	                  "be a multiple of 'num_attention_heads' (3)");
+}
+
+Test(model, error_bad_config_value)
+{
+	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
+	               NULL, NULL, ", \"position_embedding_type\": 3", 0 };
+	expect_load_error(&c, "cfgval", "config.json: field "
+	                  "'position_embedding_type' must be a string");
+}
+
+Test(model, error_missing_tensor)
+{
+	tiny_cfg c = { 8, 2, 12, 2, 10, 8, 2, "gelu", 1e-12f, "bert.", "BertModel",
+	               "encoder.layer.1.output.dense.bias", NULL, "", 0 };
+	expect_load_error(&c, "missing", "model.safetensors: missing tensor "
+	                  "'bert.encoder.layer.1.output.dense.bias'");
+}
+
+Test(model, error_wrong_shape)
+{
+	tiny_cfg c = { 8, 2, 12, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
+	               NULL, "encoder.layer.0.intermediate.dense.weight", "", 0 };
+	expect_load_error(&c, "shape", "model.safetensors: tensor "
+	                  "'encoder.layer.0.intermediate.dense.weight' has shape "
+	                  "[11,8], config.json says [12,8]");
+}
+
+Test(model, error_no_config)
+{
+	emb_model *m = (emb_model *)1;
+	emb_err err = { "" };
+	char *dir = path_of("%s/test/data/corpus", top());
+
+	cr_assert_eq(emb_model_load(&m, dir, NULL, &err), -1);
+	cr_assert_null(m);
+	cr_assert(strstr(err.msg, "config.json"), "%s", err.msg);
+	free(dir);
+}
+
+Test(model, error_bad_inputs_name_the_position)
+{
+	tiny_cfg c = { 8, 2, 8, 1, 10, 6, 2, "gelu", 1e-12f, "", "BertModel",
+	               NULL, NULL, "", 0 };
+	tiny w;
+	char *dir;
+	emb_model *m;
+	emb_err err = { "" };
+	int32_t ids[7] = { 1, 2, 10, 3, 4, 5, 6 }, tt[3] = { 0, 2, 0 };
+	int32_t ok[2] = { 1, 2 };
+	float out[7 * 8];
+
+	build_tiny(&w, &c);
+	dir = write_tiny(&w, &c, "inputs");
+	m = load(dir, 1);
+	emb_seq s = { ids, NULL, 3 };
+	cr_assert_eq(emb_model_forward(m, out, &s, 1, &err), -1);
+	cr_assert(strstr(err.msg, "input_ids[2] = 10 is out of range (vocab_size 10)"),
+	          "%s", err.msg);
+	ids[2] = -1;
+	emb_seq two[2] = { { ok, NULL, 2 }, { ids, NULL, 3 } };
+	cr_assert_eq(emb_model_forward(m, out, two, 2, &err), -1);
+	cr_assert(strstr(err.msg, "sequence 1: input_ids[2] = -1"), "%s", err.msg);
+	ids[2] = 3;
+	s = (emb_seq){ ids, tt, 3 };
+	cr_assert_eq(emb_model_forward(m, out, &s, 1, &err), -1);
+	cr_assert(strstr(err.msg, "token_type_ids[1] = 2 is out of range"), "%s", err.msg);
+	s = (emb_seq){ ids, NULL, 7 };
+	cr_assert_eq(emb_model_forward(m, out, &s, 1, &err), -1);
+	cr_assert(strstr(err.msg, "7 tokens"), "%s", err.msg);
+	s = (emb_seq){ ids, NULL, 6 };
+	cr_assert_eq(emb_model_forward(m, out, &s, 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_check(m, &s, &err), 0, "%s", err.msg);
+	s = (emb_seq){ ids, tt, 3 };
+	cr_assert_eq(emb_model_check(m, &s, &err), -1);
+	cr_assert_str_eq(err.msg, "token_type_ids[1] = 2 is out of range "
+	                 "(type_vocab_size 2)");
+	ids[0] = 11;
+	cr_assert_eq(emb_model_check(m, &s, &err), -1);
+	cr_assert_str_eq(err.msg, "input_ids[0] = 11 is out of range (vocab_size 10)");
+	cr_assert_eq(emb_model_forward(m, out, &s, 0, &err), 0);
+	emb_model_free(m);
+	rm_rf(dir);
+	free(dir);
+	free_tiny(&w);
+}

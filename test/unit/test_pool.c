@@ -1,1 +1,133 @@
+/* test_pool.c - sentence-transformers Pooling and Normalize */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "emb.h"
+
+/* tok (4, 3) */
+static const float T[4][3] = {
+	{ 1.0f, -2.0f, 0.5f },
+	{ 3.0f, 0.0f, -1.0f },
+	{ -1.0f, 4.0f, 2.0f },
+	{ 0.25f, 1.0f, -3.0f },
+};
+
+Test(pool, dims)
+{
+	cr_expect_eq(emb_pool_dim(EMB_POOL_MEAN, 384), 384);
+	cr_expect_eq(emb_pool_dim(EMB_POOL_CLS | EMB_POOL_MAX | EMB_POOL_MEAN, 64), 192);
+	cr_expect_eq(emb_pool_dim(0x3f, 10), 60);
+	cr_expect_eq(emb_pool_dim(0, 10), 0);
+	cr_expect_eq(emb_pool_dim(1u << 9, 10), 0);
+	cr_expect_eq(emb_pool_dim(EMB_POOL_MEAN, 0), 0);
+}
+
+Test(pool, each_mode)
+{
+	float o[3];
+	emb_err e;
+	int j;
+
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_CLS, 0, &e), 0);
+	for (j = 0; j < 3; j++)
+		cr_expect_eq(o[j], T[0][j]);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_LAST, 0, &e), 0);
+	for (j = 0; j < 3; j++)
+		cr_expect_eq(o[j], T[3][j]);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MAX, 0, &e), 0);
+	cr_expect_eq(o[0], 3.0f);
+	cr_expect_eq(o[1], 4.0f);
+	cr_expect_eq(o[2], 2.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MEAN, 0, &e), 0);
+	cr_expect_eq(o[0], (((1.0f + 3.0f) + -1.0f) + 0.25f) / 4.0f);
+	cr_expect_eq(o[1], 3.0f / 4.0f);
+	cr_expect_eq(o[2], -1.5f / 4.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MEAN_SQRT_LEN, 0, &e), 0);
+	cr_expect_eq(o[0], 3.25f / 2.0f);
+	cr_expect_eq(o[1], 3.0f / 2.0f);
+	/* weights 1, 2, 3, 4 */
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_WEIGHTED_MEAN, 0, &e), 0);
+	cr_expect_eq(o[0], (1.0f * 1 + 3.0f * 2 + -1.0f * 3 + 0.25f * 4) / 10.0f);
+	cr_expect_eq(o[1], (-2.0f * 1 + 0.0f + 4.0f * 3 + 1.0f * 4) / 10.0f);
+	cr_expect_eq(o[2], (0.5f * 1 + -1.0f * 2 + 2.0f * 3 + -3.0f * 4) / 10.0f);
+}
+
+Test(pool, concatenation_order)
+{
+	float all[18], one[3];
+	unsigned order[] = { EMB_POOL_CLS, EMB_POOL_MAX, EMB_POOL_MEAN,
+	                     EMB_POOL_MEAN_SQRT_LEN, EMB_POOL_WEIGHTED_MEAN,
+	                     EMB_POOL_LAST };
+	emb_err e;
+	int i;
+
+	cr_assert_eq(emb_pool(all, &T[0][0], 4, 3, 0x3f, 0, &e), 0);
+	for (i = 0; i < 6; i++) {
+		emb_pool(one, &T[0][0], 4, 3, order[i], 0, &e);
+		cr_expect(!memcmp(all + 3 * i, one, sizeof(one)), "mode %d", i);
+	}
+	/* mean before cls? no: cls always first */
+	cr_assert_eq(emb_pool(all, &T[0][0], 4, 3, EMB_POOL_MEAN | EMB_POOL_CLS, 0, &e), 0);
+	cr_expect_eq(all[0], 1.0f);
+	cr_expect_eq(all[3], 3.25f / 4.0f);
+}
+
+Test(pool, skip_prompt)
+{
+	float o[3];
+	emb_err e;
+
+	/* first 2 rows masked: mean of rows 2, 3 */
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MEAN, 2, &e), 0);
+	cr_expect_eq(o[0], (-1.0f + 0.25f) / 2.0f);
+	cr_expect_eq(o[1], 5.0f / 2.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MAX, 2, &e), 0);
+	cr_expect_eq(o[0], 0.25f);
+	cr_expect_eq(o[2], 2.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_WEIGHTED_MEAN, 2, &e), 0);
+	cr_expect_eq(o[0], (-1.0f * 3 + 0.25f * 4) / 7.0f);
+	/* cls and last ignore the mask */
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_CLS, 2, &e), 0);
+	cr_expect_eq(o[0], 1.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_LAST, 3, &e), 0);
+	cr_expect_eq(o[2], -3.0f);
+	/* everything masked: as ST, mean 0 and max -1e9 */
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MEAN, 4, &e), 0);
+	cr_expect_eq(o[0], 0.0f);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MAX, 9, &e), 0);
+	cr_expect_eq(o[1], -1e9f);
+}
+
+Test(pool, errors)
+{
+	float o[3];
+	emb_err e;
+
+	cr_expect_eq(emb_pool(o, &T[0][0], 0, 3, EMB_POOL_MEAN, 0, &e), -1);
+	cr_expect(strstr(e.msg, "empty") != NULL, "%s", e.msg);
+	cr_expect_eq(emb_pool(o, &T[0][0], 4, 3, 0, 0, &e), -1);
+}
+
+Test(pool, normalize)
+{
+	float v[4] = { 3.0f, 0.0f, -4.0f, 0.0f }, z[3] = { 0, 0, 0 };
+	float tiny[2] = { 1e-13f, 0.0f };
+	double ss = 0;
+	float r[97];
+	int i;
+
+	emb_normalize(v, 4);
+	cr_expect_eq(v[0], 0.6f);
+	cr_expect_eq(v[2], -0.8f);
+	emb_normalize(z, 3);
+	cr_expect_eq(z[0], 0.0f);
+	emb_normalize(tiny, 2);         /* eps 1e-12: 1e-13 / 1e-12 */
+	cr_expect_float_eq(tiny[0], 0.1f, 1e-7);
+	for (i = 0; i < 97; i++)
+		r[i] = sinf((float)i * 1.7f) * (float)(i + 1);
+	emb_normalize(r, 97);
+	for (i = 0; i < 97; i++)
+		ss += (double)r[i] * r[i];
+	cr_expect(fabs(ss - 1.0) < 1e-6, "%g", ss);
+}

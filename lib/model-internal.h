@@ -1,0 +1,190 @@
+/*
+ * model-internal.h - the transformer engine's private interface: the
+ * thread pool, the model object, the family (architecture) table and the
+ * layer helpers every family's forward is built from.
+ *
+ * A family (lib/arch_*.c) supplies an emb_family: parse its config.json
+ * fields, map and check its tensors (emb_model_linear, emb_model_norm,
+ * emb_model_table), and run its forward over an emb_batch with the shared
+ * layers (emb_linear_fwd, emb_norm_fwd, emb_act_fwd, emb_attention...).
+ */
+#ifndef EMB_MODEL_INTERNAL_H
+#define EMB_MODEL_INTERNAL_H
+
+#include <jansson.h>
+#include "emb.h"
+#include "kernels.h"
+
+/* ------------------------------------------------------------------ */
+/* thread pool (threadpool.c)                                          */
+
+typedef struct emb_threads emb_threads;
+/* work on items [begin, end); tid in 0..threads-1 names per-thread scratch */
+typedef void (*emb_task_fn)(void *ctx, size_t begin, size_t end, int tid);
+
+/* number of CPUs this process may run on (at least 1) */
+int emb_online_cpus(void);
+/* n threads in all (the caller's counts as one: n - 1 are started).
+ * *out: new, emb_threads_free. */
+int emb_threads_new(emb_threads **out, int n, emb_err *err);
+void emb_threads_free(emb_threads *tp);
+int emb_threads_count(const emb_threads *tp);
+/*
+ * Run fn over [0, n) in chunks of GRAIN items, on all threads, and wait.
+ * Which thread runs which chunk varies: fn must write disjoint outputs
+ * that do not depend on the chunking or the thread.  Not reentrant.
+ */
+void emb_threads_for(emb_threads *tp, size_t n, size_t grain,
+                     emb_task_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------ */
+/* weights                                                             */
+
+typedef struct emb_linear {
+	const float *wp;        /* W (out,in) packed (kernels.h); model-owned */
+	const float *b;         /* (out) or NULL; model-owned */
+	int in, out;
+} emb_linear;
+
+typedef struct emb_norm {
+	const float *w;         /* (n) */
+	const float *b;         /* (n) or NULL */
+	int n;
+	float eps;
+} emb_norm;
+
+enum emb_act {
+	EMB_ACT_NONE,
+	EMB_ACT_GELU,           /* exact erf */
+	EMB_ACT_GELU_TANH,      /* gelu_new, gelu_pytorch_tanh */
+	EMB_ACT_RELU,
+};
+
+/* ------------------------------------------------------------------ */
+/* model                                                               */
+
+typedef struct emb_batch {
+	const emb_seq *seqs;
+	int nseq;
+	const int *start;       /* (nseq+1) first row of each sequence */
+	int ntok;               /* rows in all */
+	int maxlen;             /* longest sequence */
+} emb_batch;
+
+typedef struct emb_family {
+	const char *name;               /* "bert" */
+	const char *const *prefixes;    /* tried in order, e.g. "", "bert." */
+	const char *probe;              /* tensor that selects the prefix */
+	/* read the family's fields from config.json into m (and m->fam_data) */
+	int (*config)(emb_model *m, const json_t *cfg, emb_err *err);
+	/* look up, check and convert the weights (m->st is open) */
+	int (*load)(emb_model *m, emb_err *err);
+	/* out (b->ntok, hidden): ids already checked against the vocab */
+	int (*forward)(emb_model *m, float *out, const emb_batch *b,
+	               emb_err *err);
+	void (*release)(emb_model *m);  /* may be NULL */
+} emb_family;
+
+typedef struct emb_alloc emb_alloc;
+
+struct emb_model {
+	const emb_family *fam;
+	char *arch;             /* config.json architectures[0] (or derived) */
+	char *dir;
+	emb_safetensors *st;
+	const char *prefix;     /* borrowed from fam->prefixes */
+	const emb_kernels *k;
+	emb_threads *tp;
+
+	/* common config (families fill these in their config hook) */
+	int hidden, layers, heads, head_dim, inter;
+	int vocab, type_vocab, max_pos;
+	int usable_pos;         /* emb_model_max_positions() */
+	float eps;
+	int act;                /* enum emb_act */
+	void *fam_data;         /* the family's own (freed by release) */
+
+	/* scratch (grown per batch, kept) */
+	float *scratch;
+	size_t scratch_cap;     /* floats */
+	float *tscratch;        /* per thread: tscratch_each floats */
+	size_t tscratch_each;
+	float *kv;              /* attention: packed K and V of a batch */
+	size_t kv_cap;          /* floats */
+	emb_alloc *allocs;      /* model-owned weight buffers */
+};
+
+/* ------------------------------------------------------------------ */
+/* config.json helpers: messages "config.json: field 'X' ..."           */
+
+/* integer field: def when absent and def >= 0, else required;
+ * must be >= min */
+int emb_cfg_int(int *out, const json_t *cfg, const char *key, int def,
+                int min, emb_err *err);
+int emb_cfg_float(float *out, const json_t *cfg, const char *key,
+                  double def, emb_err *err);
+/* string field or def when absent (borrowed) */
+int emb_cfg_str(const char **out, const json_t *cfg, const char *key,
+                const char *def, emb_err *err);
+/* hidden_act-style field -> enum emb_act (gelu, gelu_new, relu...) */
+int emb_cfg_act(int *out, const json_t *cfg, const char *key,
+                const char *def, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* tensor helpers: the name is without prefix; "%d" formats allowed     */
+
+/* model-owned zeroed buffer of n floats (64-byte aligned) or NULL */
+float *emb_model_alloc(emb_model *m, size_t n, emb_err *err);
+/* find prefix+name; NULL (and err "FILE: missing tensor 'NAME'") when
+ * absent.  Checks a float dtype and SHAPE (ndim dims) against config. */
+const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
+                                   const int64_t *shape, emb_err *err);
+/* float32 data of a (rows,cols) or (rows) tensor (cols 0): in place when
+ * F32 and aligned, else widened into a model-owned copy */
+int emb_model_table(const float **out, emb_model *m, const char *name,
+                    int64_t rows, int64_t cols, emb_err *err);
+/*
+ * A linear layer from NPARTS weight tensors stacked along the output
+ * dimension (Q, K, V -> one QKV GEMM), each names[i] (outs[i], in), with
+ * biases bnames[i] (bnames NULL: no bias).  Packed once here.
+ */
+int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
+                         const char *const *names, const char *const *bnames,
+                         const int *outs, int in, emb_err *err);
+int emb_model_linear(emb_linear *out, emb_model *m, const char *wname,
+                     const char *bname, int nout, int in, emb_err *err);
+/* LayerNorm (bname non-NULL) or RMSNorm-style weight only */
+int emb_model_norm(emb_norm *out, emb_model *m, const char *wname,
+                   const char *bname, int n, float eps, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* layers (parallel over the model's thread pool)                      */
+
+/* scratch of n floats for this forward (reused between calls) */
+float *emb_model_scratch(emb_model *m, size_t n, emb_err *err);
+
+/* y (rows, l->out) = x (rows, l->in) @ W^T + b; strides ldy, ldx */
+void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
+                    int ldx, int rows, const emb_linear *l);
+/* y (rows, n) = LayerNorm(x (rows, n) [+ res (rows, n)]); res may be NULL;
+ * y may be x or res */
+void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
+                  int rows, const emb_norm *nm);
+/* x (rows, cols) in place */
+void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act);
+
+typedef struct emb_attn {
+	int heads, kv_heads, head_dim;
+	const float *q, *k, *v; /* row r of head h: q + r*ld + h*head_dim */
+	int ldq, ldk, ldv;
+	float scale;            /* usually 1/sqrt(head_dim) */
+	int causal;             /* keys j <= i only */
+	int window;             /* > 0: keys with |i - j| < window only */
+} emb_attn;
+/* ctx (ntok, heads*head_dim): softmax(q k^T * scale) v per sequence and
+ * head (query head h reads kv head h / (heads / kv_heads)); no
+ * cross-sequence attention.  -1 only when out of memory. */
+int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
+                  const emb_batch *b, emb_err *err);
+
+#endif /* EMB_MODEL_INTERNAL_H */

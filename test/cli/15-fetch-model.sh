@@ -1,0 +1,180 @@
+# 15-fetch-model.sh - scripts/fetch-model against a fake Hub on 127.0.0.1
+# (python3's http.server serving a tree made here), then -m ORG/NAME
+# resolution of what it wrote (emb-synth --resolve uses emb_model_resolve).
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "skip - 15-fetch-model: python3 not found (needed for the local HTTP server)"
+	return 0 2>/dev/null || exit 0
+fi
+T=$(t_tmpdir 15-fetch-model)
+FM="$EMB_TOP/scripts/fetch-model"
+srv="$T/srv"
+C1=0123456789abcdef0123456789abcdef01234567
+C2=fedcba9876543210fedcba9876543210fedcba98
+C3=1111111111111111111111111111111111111111
+
+# a model: the synthetic bert-tiny checkpoint plus files emb must not fetch
+fd=$(t_fixture bert-tiny-cls-bf16)
+mk_repo() { # ID COMMIT
+	r="$srv/$1/resolve/$2"
+	mkdir -p "$r/onnx" "$r/2_Dense" "$r/1_Pooling"
+	for f in config.json tokenizer.json tokenizer_config.json vocab.txt \
+		special_tokens_map.json modules.json sentence_bert_config.json \
+		config_sentence_transformers.json 1_Pooling/config.json model.safetensors; do
+		cp "$fd/$f" "$r/$f"
+	done
+	echo junk > "$r/pytorch_model.bin"
+	echo junk > "$r/onnx/model.onnx"
+	echo '{}' > "$r/onnx/config.json"
+	echo junk > "$r/README.md"
+	echo junk > "$r/.gitattributes"
+	echo junk > "$r/2_Dense/pytorch_model.bin"
+	echo '{"in_features": 64}' > "$r/2_Dense/config.json"
+	mkdir -p "$r/checkpoint-100"
+	echo junk > "$r/checkpoint-100/model.safetensors"
+}
+api_json() { # COMMIT: the answer of /api/models/ID/revision/REV, pretty-printed
+	printf '{\n  "_id": "x",\n  "id": "acme/tiny",\n  "sha": "%s",\n  "siblings": [\n' "$1"
+	for f in .gitattributes 1_Pooling/config.json 2_Dense/pytorch_model.bin README.md \
+		2_Dense/config.json checkpoint-100/model.safetensors \
+		config.json config_sentence_transformers.json model.safetensors modules.json \
+		onnx/config.json onnx/model.onnx pytorch_model.bin sentence_bert_config.json \
+		special_tokens_map.json tokenizer.json tokenizer_config.json; do
+		printf '    {\n      "rfilename": "%s"\n    },\n' "$f"
+	done
+	printf '    {"rfilename":"vocab.txt", "size": 5}\n  ],\n  "lastModified": "2024"\n}\n'
+}
+mk_repo acme/tiny $C1
+mk_repo acme/tiny $C2
+mk_repo private/m $C3
+mkdir -p "$srv/api/models/acme/tiny/revision" "$srv/api/models/private/m/revision" \
+	"$srv/api/models/acme/tiny/revision/refs%2Fpr"
+api_json $C1 > "$srv/api/models/acme/tiny/revision/main"
+api_json $C2 > "$srv/api/models/acme/tiny/revision/v1.0"
+api_json $C3 > "$srv/api/models/private/m/revision/main"
+# the revision of one file differs, to tell the snapshots apart
+echo '{"v": 2}' > "$srv/acme/tiny/resolve/$C2/config_sentence_transformers.json"
+
+# http.server on a free port; paths under /private/ need the token
+cat > "$T/server.py" <<'PY'
+import http.server, sys, os
+class H(http.server.SimpleHTTPRequestHandler):
+    def translate_path(self, path):
+        # keep %2F inside a path component (revision refs/pr/1)
+        return os.path.join(sys.argv[1], *[p for p in path.split("?")[0].split("/") if p])
+    def do_GET(self):
+        with open(os.path.join(sys.argv[1], "..", "requests.log"), "a") as f:
+            f.write(self.path + " " + str(self.headers.get("Authorization")) + "\n")
+        if "/private/" in self.path and self.headers.get("Authorization") != "Bearer sekret":
+            self.send_error(401)
+            return
+        super().do_GET()
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(str(s.server_address[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.serve_forever()
+PY
+python3 "$T/server.py" "$srv" "$T/port" &
+server_pid=$!
+i=0
+while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+port=$(cat "$T/port" 2>/dev/null)
+t_ok "local HTTP server started (port $port)" test -n "$port"
+export HF_ENDPOINT="http://127.0.0.1:$port"
+unset HF_TOKEN HF_HOME HUGGINGFACE_HUB_CACHE
+export HF_HUB_CACHE="$T/cache"
+repo="$T/cache/models--acme--tiny"
+
+"$FM" acme/tiny > "$T/out" 2> "$T/err"; s=$?
+t_eq "fetch acme/tiny: exit 0" "$s" 0
+t_eq "prints the snapshot directory" "$(cat "$T/out")" "$repo/snapshots/$C1"
+t_eq "refs/main holds the commit" "$(cat "$repo/refs/main")" "$C1"
+snap="$repo/snapshots/$C1"
+for f in config.json tokenizer.json tokenizer_config.json vocab.txt modules.json \
+	sentence_bert_config.json config_sentence_transformers.json \
+	1_Pooling/config.json model.safetensors special_tokens_map.json; do
+	t_ok "snapshot has $f, same bytes" cmp -s "$snap/$f" "$srv/acme/tiny/resolve/$C1/$f"
+done
+t_ok "snapshot has 2_Dense/config.json" cmp -s "$snap/2_Dense/config.json" "$srv/acme/tiny/resolve/$C1/2_Dense/config.json"
+for f in pytorch_model.bin onnx README.md .gitattributes 2_Dense/pytorch_model.bin checkpoint-100; do
+	t_status "snapshot lacks $f" 1 test -e "$snap/$f"
+done
+t_ok "snapshot files link into blobs/" test -L "$snap/model.safetensors"
+t_ok "subfolder links resolve" test -f "$snap/1_Pooling/config.json"
+h=$(sha256sum < "$snap/model.safetensors" | cut -d ' ' -f 1)
+t_ok "blob named by its sha256" cmp -s "$repo/blobs/$h" "$fd/model.safetensors"
+t_nogrep "no token sent when HF_TOKEN is unset" "Bearer" "$T/requests.log"
+
+# emb_model_resolve finds it by id, from any directory
+got=$(cd / && emb-synth --resolve acme/tiny)
+t_eq "-m acme/tiny resolves to the snapshot" "$got" "$snap"
+emb-synth --inspect "$(emb-synth --resolve acme/tiny)" > "$T/tensors"
+t_eq "fetched weights load" "$(head -1 "$T/tensors")" "embeddings.word_embeddings.weight F16 [30522,64]"
+echo '{"text":"hello world"}' | emb-tokenize -m acme/tiny > "$T/tok"; s=$?
+t_eq "emb-tokenize -m acme/tiny: exit 0" "$s" 0
+t_grep "emb-tokenize -m acme/tiny tokenizes" '"input_ids":\[101,7592,2088,102\]' "$T/tok"
+
+# again: nothing to download, same answer
+: > "$T/requests.log"
+"$FM" acme/tiny > "$T/out2" 2> "$T/err"; s=$?
+t_eq "second fetch: exit 0" "$s" 0
+t_eq "second fetch: same snapshot" "$(cat "$T/out2")" "$snap"
+t_lines "second fetch only asks the API" 1 "$T/requests.log"
+
+# a revision
+"$FM" acme/tiny v1.0 > "$T/out" 2> "$T/err"; s=$?
+t_eq "fetch acme/tiny v1.0: exit 0" "$s" 0
+t_eq "refs/v1.0 holds its commit" "$(cat "$repo/refs/v1.0")" "$C2"
+t_eq "refs/main unchanged" "$(cat "$repo/refs/main")" "$C1"
+t_eq "-m acme/tiny@v1.0" "$(emb-synth --resolve acme/tiny@v1.0)" "$repo/snapshots/$C2"
+t_grep "v1.0 has its own file" '"v": 2' "$repo/snapshots/$C2/config_sentence_transformers.json"
+t_eq "-m acme/tiny@COMMIT" "$(emb-synth --resolve "acme/tiny@$C2")" "$repo/snapshots/$C2"
+t_eq "-m acme/tiny still main" "$(emb-synth --resolve acme/tiny)" "$snap"
+
+# a revision with a slash is encoded in the API URL
+cp "$srv/api/models/acme/tiny/revision/main" "$srv/api/models/acme/tiny/revision/refs%2Fpr%2F1"
+"$FM" acme/tiny refs/pr/1 > "$T/out" 2> "$T/err"; s=$?
+t_eq "fetch refs/pr/1: exit 0" "$s" 0
+t_eq "refs/refs/pr/1 written" "$(cat "$repo/refs/refs/pr/1")" "$C1"
+t_eq "-m acme/tiny@refs/pr/1" "$(emb-synth --resolve acme/tiny@refs/pr/1)" "$snap"
+
+# HF_HOME/hub when HF_HUB_CACHE is unset
+(unset HF_HUB_CACHE; HF_HOME="$T/home" "$FM" acme/tiny > "$T/out" 2> "$T/err"); s=$?
+t_eq "HF_HOME: exit 0" "$s" 0
+t_ok "HF_HOME/hub used" test -f "$T/home/hub/models--acme--tiny/snapshots/$C1/model.safetensors"
+got=$(unset HF_HUB_CACHE; HF_HOME="$T/home" emb-synth --resolve acme/tiny)
+t_eq "-m resolves under HF_HOME/hub" "$got" "$T/home/hub/models--acme--tiny/snapshots/$C1"
+
+# HF_TOKEN
+"$FM" private/m > "$T/out" 2> "$T/err"; s=$?
+t_eq "private model without HF_TOKEN: exit 1" "$s" 1
+t_grep "says HF_TOKEN may be needed" "HF_TOKEN" "$T/err"
+t_lines "one line of diagnostics" 1 "$T/err"
+: > "$T/requests.log"
+HF_TOKEN=sekret "$FM" private/m > "$T/out" 2> "$T/err"; s=$?
+t_eq "private model with HF_TOKEN: exit 0" "$s" 0
+t_ok "private model fetched" test -f "$T/cache/models--private--m/snapshots/$C3/model.safetensors"
+t_grep "token sent as a Bearer header" "Bearer sekret" "$T/requests.log"
+t_nogrep "token never in a URL" "sekret.*Bearer\|^[^ ]*sekret" "$T/requests.log"
+
+# errors
+"$FM" acme/nope > "$T/out" 2> "$T/err"; s=$?
+t_eq "unknown model: exit 1" "$s" 1
+t_grep "unknown model named" "acme/nope@main" "$T/err"
+t_status "unknown model leaves no snapshot" 1 test -e "$T/cache/models--acme--nope/snapshots"
+t_status "bad id: exit 2" 2 "$FM" ../etc 2> "$T/err"
+t_grep "bad id named" "bad model id '../etc'" "$T/err"
+t_status "bad id with three parts: exit 2" 2 "$FM" a/b/c 2> /dev/null
+t_status "bad revision: exit 2" 2 "$FM" acme/tiny ../../x 2> /dev/null
+t_status "no operand: exit 2" 2 "$FM" 2> /dev/null
+"$FM" --help > "$T/help"; s=$?
+t_eq "--help: exit 0" "$s" 0
+t_grep "--help usage" "^usage: fetch-model ORG/NAME \[REVISION\]" "$T/help"
+t_ok "emb-synth --resolve of an id not in the cache fails" \
+	sh -c '! emb-synth --resolve acme/nope 2> "$1"' sh "$T/err"
+t_grep "and says where it looked" "$T/cache/models--acme--nope" "$T/err"
+
+kill "$server_pid" 2>/dev/null
+wait "$server_pid" 2>/dev/null || :

@@ -1,0 +1,115 @@
+# 16-badmodel.sh - broken checkpoints through `emb-encode -m DIR`: each is
+# one line naming the file (and tensor), exit 3, nothing on stdout
+T=$(t_tmpdir 16-badmodel)
+fd=$(t_fixture bert-tiny-cls-bf16)
+echo '{"id":1,"text":"hello"}' > "$T/in.jsonl"
+
+# le8 N: N as 8 little-endian bytes
+le8() {
+	n=$1; i=0
+	while [ $i -lt 8 ]; do
+		printf "\\$(printf '%03o' $((n % 256)))"
+		n=$((n / 256)); i=$((i + 1))
+	done
+}
+# mkst FILE HEADER NBYTES: a safetensors file with NBYTES of zero data
+mkst() {
+	{ le8 ${#2}; printf '%s' "$2"; head -c "$3" /dev/zero; } > "$1"
+}
+# model DIR: the fixture's configs and tokenizer without weights
+model() {
+	rm -rf "$1"; mkdir -p "$1"
+	cp -R "$fd/." "$1/"
+	rm -f "$1/model.safetensors"
+}
+# bad WHAT DIR MESSAGE: emb-encode -m DIR exits 3 with "emb-encode: error: MESSAGE"
+bad() {
+	emb-encode -m "$2" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+	t_eq "$1: exit 3" "$s" 3
+	t_grep "$1: message" "^emb-encode: error: $3" "$T/err"
+	t_lines "$1: one line on stderr" 1 "$T/err"
+	t_lines "$1: nothing on stdout" 0 "$T/out"
+}
+
+# the intact fixture works (so the failures below are the damage's)
+emb-encode -m "$fd" --pool < "$T/in.jsonl" > "$T/out"; s=$?
+t_eq "intact fixture: exit 0" "$s" 0
+t_grep "intact fixture: an embedding" '"embedding":\[' "$T/out"
+
+# truncated safetensors (cut inside the data)
+model "$T/trunc"
+size=$(wc -c < "$fd/model.safetensors" | tr -d ' ')
+head -c 100000 "$fd/model.safetensors" > "$T/trunc/model.safetensors"
+bad "truncated safetensors" "$T/trunc" \
+	"$T/trunc/model.safetensors: file is truncated (header says $size bytes, file has 100000)"
+# ... and cut inside the header
+head -c 64 "$fd/model.safetensors" > "$T/trunc/model.safetensors"
+bad "truncated header" "$T/trunc" "$T/trunc/model.safetensors: file is truncated (header says [0-9]* bytes, file has 64)"
+: > "$T/trunc/model.safetensors"
+bad "empty safetensors" "$T/trunc" "$T/trunc/model.safetensors: file is truncated"
+
+# out-of-range offsets
+model "$T/range"
+mkst "$T/range/model.safetensors" \
+	'{"embeddings.word_embeddings.weight":{"dtype":"F32","shape":[2,2],"data_offsets":[0,999999]}}' 4096
+bad "out-of-range offsets" "$T/range" "$T/range/model.safetensors: tensor 'embeddings.word_embeddings.weight': data_offsets \[0, 999999\] outside the data section (4096 bytes)"
+
+# unknown dtype
+model "$T/dtype"
+mkst "$T/dtype/model.safetensors" \
+	'{"embeddings.word_embeddings.weight":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}}' 4
+bad "unknown dtype" "$T/dtype" "$T/dtype/model.safetensors: tensor 'embeddings.word_embeddings.weight': unknown dtype 'F8_E4M3'"
+
+# an integer dtype where weights belong: a valid file, a wrong model
+model "$T/intdt"
+mkst "$T/intdt/model.safetensors" \
+	'{"embeddings.word_embeddings.weight":{"dtype":"I32","shape":[30522,64],"data_offsets":[0,7813632]}}' 7813632
+emb-encode -m "$T/intdt" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "integer weights: exit 3" "$s" 3
+t_grep "integer weights: names the tensor" "embeddings.word_embeddings.weight" "$T/err"
+
+# header that is not JSON / overlapping tensors / size mismatch
+model "$T/hdr"
+mkst "$T/hdr/model.safetensors" '{"a": {"dtype": ' 0
+bad "header not JSON" "$T/hdr" "$T/hdr/model.safetensors: header is not valid JSON"
+mkst "$T/hdr/model.safetensors" \
+	'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}' 24
+bad "overlapping tensors" "$T/hdr" "$T/hdr/model.safetensors: tensor 'b': data_offsets \[8, 24\] overlap tensor 'a'"
+mkst "$T/hdr/model.safetensors" \
+	'{"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,16]}}' 16
+bad "size mismatch" "$T/hdr" "$T/hdr/model.safetensors: tensor 'a': data_offsets \[0, 16\] hold 16 bytes, but BF16 \[4\] needs 8"
+
+# no weights at all
+model "$T/none"
+bad "no weights" "$T/none" "$T/none: no model.safetensors or model.safetensors.index.json"
+
+# shape mismatch with config.json
+model "$T/shape"
+cp "$fd/model.safetensors" "$T/shape/"
+sed 's/"intermediate_size": 256/"intermediate_size": 128/' "$fd/config.json" > "$T/shape/config.json"
+bad "shape mismatch with config" "$T/shape" "$T/shape/model.safetensors: tensor 'encoder.layer.0.intermediate.dense.weight' has shape \[256,64\], config.json says \[128,64\]"
+
+# unknown architecture
+model "$T/arch"
+cp "$fd/model.safetensors" "$T/arch/"
+sed 's/"BertModel"/"FooModel"/; s/"model_type": "bert"/"model_type": "foo"/' "$fd/config.json" > "$T/arch/config.json"
+bad "unknown architecture" "$T/arch" ".*config.json: architecture 'FooModel' is not supported"
+
+# an unsupported sentence-transformers module is named
+model "$T/dense"
+cp "$fd/model.safetensors" "$T/dense/"
+sed 's|"type": "sentence_transformers.models.Pooling"|&}, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"|' \
+	"$fd/modules.json" > "$T/dense/modules.json"
+emb-encode -m "$T/dense" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "Dense module: exit 3" "$s" 3
+t_grep "Dense module: named" "modules.json: module 'sentence_transformers.models.Dense' (entry 2) is not supported" "$T/err"
+
+# tokenizing needs no weights: the broken directories still tokenize
+echo '{"text":"hello"}' | emb-tokenize -m "$T/range" > "$T/out"; s=$?
+t_eq "emb-tokenize ignores the broken weights" "$s" 0
+t_grep "emb-tokenize output" '"input_ids":\[101,7592,102\]' "$T/out"
+
+# a model id that is nowhere
+HF_HUB_CACHE="$T/nocache" emb-encode -m nobody/nothing < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "unknown model id: exit 3" "$s" 3
+t_grep "unknown model id: says where it looked" "$T/nocache/models--nobody--nothing" "$T/err"

@@ -1,0 +1,45 @@
+# 20-tokenize-golden.sh - emb-tokenize reproduces the Hugging Face
+# tokenizers goldens (test/data/tokenize) id for id: every WordPiece
+# model, full (no truncation), trunc16 (max 16 with specials) and
+# pairs64 (text + text_pair, longest_first to 64).
+T=$(t_tmpdir 20-tokenize-golden)
+for m in sentence-transformers--all-MiniLM-L6-v2 BAAI--bge-small-en-v1.5 \
+	intfloat--e5-small-v2 cross-encoder--ms-marco-MiniLM-L-6-v2 \
+	sentence-transformers--all-mpnet-base-v2; do
+	for fm in full:0 trunc16:16 pairs64:64; do
+		f=${fm%:*} max=${fm#*:}
+		gold="$D/tokenize/$m/$f.jsonl"
+		# hide the golden ids from emb-tokenize: its output must hold
+		# ids it computed, not ones passed through
+		sed -e 's/"input_ids":/"golden_ids":/' \
+			-e 's/"token_type_ids":/"golden_type_ids":/' \
+			-e 's/"tokens":/"golden_tokens":/' "$gold" > "$T/in.jsonl"
+		if [ "$max" -eq 0 ]; then opt=--no-truncate; else opt="--max-length $max"; fi
+		emb-tokenize -m "$D/models/$m" $opt "$T/in.jsonl" > "$T/out.jsonl" 2> "$T/err"
+		t_eq "$m $f: emb-tokenize exits 0" "$?" 0
+		t_lines "$m $f: one output line per record" "$(wc -l < "$gold" | tr -d ' ')" "$T/out.jsonl"
+		# plain comparison of the id arrays, line by line
+		sed -n 's/.*"input_ids":\(\[[^]]*\]\).*/\1/p' "$gold" > "$T/want"
+		sed -n 's/.*"input_ids":\(\[[^]]*\]\).*/\1/p' "$T/out.jsonl" > "$T/got"
+		if cmp -s "$T/want" "$T/got" && [ -s "$T/want" ]; then
+			t_pass "$m $f: input_ids exact"
+		else
+			n=$(awk 'NR == FNR { w[FNR] = $0; next } w[FNR] != $0 { print FNR; exit }' "$T/want" "$T/got")
+			t_fail "$m $f: input_ids exact" "first mismatch at record line ${n:-?}" \
+				"want: $(sed -n "${n:-1}p" "$T/want")" "got:  $(sed -n "${n:-1}p" "$T/got")"
+		fi
+		sed -n 's/.*"token_type_ids":\(\[[^]]*\]\).*/\1/p' "$gold" > "$T/want"
+		sed -n 's/.*"token_type_ids":\(\[[^]]*\]\).*/\1/p' "$T/out.jsonl" > "$T/got"
+		if cmp -s "$T/want" "$T/got" && [ -s "$T/want" ]; then
+			t_pass "$m $f: token_type_ids exact"
+		else
+			t_fail "$m $f: token_type_ids exact"
+		fi
+		if command -v emb-validate > /dev/null; then
+			emb-validate "$gold" "$T/out.jsonl" > "$T/val" 2>&1
+			t_eq "$m $f: emb-validate agrees" "$?" 0
+			t_grep "$m $f: emb-validate counts no mismatch" \
+				'^input_ids: [0-9]* records, 0 mismatches: ok' "$T/val"
+		fi
+	done
+done

@@ -1,0 +1,63 @@
+# 30-cli-common.sh - options every filter shares: --help, --version, usage
+# errors (exit 2), model errors (exit 3)
+T=$(t_tmpdir 30-cli-common)
+M="$D/models/sentence-transformers--all-MiniLM-L6-v2"
+
+for p in emb-tokenize emb-encode emb-pool; do
+	$p --help > "$T/help" 2> "$T/err"; s=$?
+	t_eq "$p --help: exit 0" "$s" 0
+	t_grep "$p --help: usage on stdout" "^usage: $p" "$T/help"
+	t_eq "$p --help: nothing on stderr" "$(cat "$T/err")" ""
+	t_ok "$p -h" $p -h > /dev/null
+	t_eq "$p --version" "$($p --version)" "$p 0.1.0"
+	$p --bogus < /dev/null > "$T/out" 2> "$T/err"; s=$?
+	t_eq "$p --bogus: exit 2" "$s" 2
+	t_grep "$p --bogus: named" "^$p: error: unknown option '--bogus'" "$T/err"
+	t_grep "$p --bogus: usage on stderr" "^usage: $p" "$T/err"
+	t_eq "$p --bogus: nothing on stdout" "$(cat "$T/out")" ""
+	t_status "$p -Z: exit 2" 2 $p -Z < /dev/null 2> /dev/null
+	t_status "$p --errors=maybe: exit 2" 2 $p -m "$M" --errors=maybe < /dev/null 2> "$T/err"
+	t_grep "$p --errors=maybe: message" "skip or emit" "$T/err"
+	t_status "$p --max-line x: exit 2" 2 $p -m "$M" --max-line x < /dev/null 2> /dev/null
+	t_status "$p --max-line 0: exit 2" 2 $p -m "$M" --max-line 0 < /dev/null 2> /dev/null
+	t_status "$p --strict=1: exit 2" 2 $p -m "$M" --strict=1 < /dev/null 2> /dev/null
+done
+t_status "emb-pool --mode: missing argument, exit 2" 2 emb-pool --mode < /dev/null 2> "$T/err"
+t_grep "missing argument named" "option '--mode' needs an argument" "$T/err"
+t_status "emb-pool --mode bogus: exit 2" 2 emb-pool --mode bogus < /dev/null 2> "$T/err"
+t_grep "unknown mode named" "unknown pooling mode 'bogus'" "$T/err"
+t_status "emb-pool --dim 0: exit 2" 2 emb-pool --dim 0 < /dev/null 2> /dev/null
+t_status "emb-pool --raw is not an emb-pool option: exit 2" 2 emb-pool --raw < /dev/null 2> /dev/null
+t_status "emb-tokenize --b64 is not an emb-tokenize option: exit 2" 2 \
+	emb-tokenize -m "$M" --b64 < /dev/null 2> /dev/null
+t_status "emb-tokenize without -m: exit 2" 2 emb-tokenize < /dev/null 2> "$T/err"
+t_grep "without -m: says so" "model is required" "$T/err"
+t_status "emb-encode without -m: exit 2" 2 emb-encode < /dev/null 2> /dev/null
+t_status "emb-tokenize --max-length -3: exit 2" 2 emb-tokenize -m "$M" --max-length -3 < /dev/null 2> /dev/null
+t_status "emb-encode -j x: exit 2" 2 emb-encode -m "$M" -j x < /dev/null 2> /dev/null
+t_status "emb-encode --batch-tokens 0: exit 2" 2 emb-encode -m "$M" --batch-tokens 0 < /dev/null 2> /dev/null
+t_status "emb-encode --pool=bogus: exit 2" 2 emb-encode -m "$M" --pool=bogus < /dev/null 2> /dev/null
+t_status "emb-encode --dim without --pool: exit 2" 2 emb-encode -m "$M" --dim 8 < /dev/null 2> "$T/err"
+t_grep "--dim without --pool: says so" "needs --pool" "$T/err"
+
+# model load errors: exit 3, one line naming the problem
+t_status "emb-tokenize -m missing dir: exit 3" 3 emb-tokenize -m "$T/nonexistent" < /dev/null 2> "$T/err"
+t_grep "missing model: message" "^emb-tokenize: error: " "$T/err"
+t_lines "missing model: one line" 1 "$T/err"
+mkdir -p "$T/empty"
+t_status "emb-tokenize -m dir without tokenizer: exit 3" 3 emb-tokenize -m "$T/empty" < /dev/null 2> /dev/null
+t_status "emb-encode -m dir without weights: exit 3" 3 emb-encode -m "$M" < /dev/null 2> "$T/err"
+t_grep "no weights: message" "^emb-encode: error: " "$T/err"
+t_status "emb-pool -m missing dir: exit 3" 3 emb-pool -m "$T/nonexistent" < /dev/null 2> /dev/null
+
+# options after operands, "--" and "-" operands
+printf '{"text":"a"}\n' > "$T/a.jsonl"
+emb-tokenize "$T/a.jsonl" -m "$M" > "$T/out"; s=$?
+t_eq "options after operands: exit 0" "$s" 0
+t_lines "options after operands: one record" 1 "$T/out"
+emb-tokenize -m "$M" - < "$T/a.jsonl" > "$T/out"; s=$?
+t_eq "'-' is stdin" "$s$(wc -l < "$T/out" | tr -d ' ')" "01"
+emb-tokenize -m "$M" -- "$T/a.jsonl" "$T/a.jsonl" > "$T/out"; s=$?
+t_eq "'--' then two operands: two records" "$s$(wc -l < "$T/out" | tr -d ' ')" "02"
+emb-tokenize --model="$M" "$T/a.jsonl" > "$T/out"; s=$?
+t_eq "--model=DIR" "$s" 0

@@ -1,0 +1,44 @@
+# 33-pipes.sh - `| head -1` ends quietly; a write error (/dev/full) exits 4
+# with one message; progress goes to stderr only
+T=$(t_tmpdir 33-pipes)
+M="$D/models/sentence-transformers--all-MiniLM-L6-v2"
+
+awk 'BEGIN { for (i = 0; i < 30000; i++) printf "line number %d of many\n", i }' > "$T/many.txt"
+awk '{ printf "{\"id\":%d,\"token_embeddings\":[[%d,1],[2,3]]}\n", NR, NR }' "$T/many.txt" > "$T/many.jsonl"
+
+emb-tokenize -m "$M" --raw "$T/many.txt" 2> "$T/err" | head -1 > "$T/out"; s=$?
+t_eq "emb-tokenize | head -1: pipeline status 0" "$s" 0
+t_eq "emb-tokenize | head -1: first record" "$(cat "$T/out")" \
+	'{"text":"line number 0 of many","input_ids":[101,2240,2193,1014,1997,2116,102],"token_type_ids":[0,0,0,0,0,0,0]}'
+t_eq "emb-tokenize | head -1: quiet" "$(cat "$T/err")" ""
+emb-pool "$T/many.jsonl" 2> "$T/err" | head -1 > "$T/out"; s=$?
+t_eq "emb-pool | head -1: status 0, quiet" "$s$(cat "$T/err")" 0
+t_eq "emb-pool | head -1: first record" "$(cat "$T/out")" '{"id":1,"embedding":[1.5,2]}'
+# still quiet when the caller ignores SIGPIPE (EPIPE path)
+(trap '' PIPE; emb-pool "$T/many.jsonl" 2> "$T/err" | head -1 > /dev/null)
+t_eq "SIGPIPE ignored: still quiet" "$(cat "$T/err")" ""
+
+if [ -w /dev/full ]; then
+	printf '{"text":"a"}\n' | emb-tokenize -m "$M" > /dev/full 2> "$T/err"; s=$?
+	t_eq "small output to /dev/full: exit 4" "$s" 4
+	t_eq "small output to /dev/full: message" "$(cat "$T/err")" \
+		"emb-tokenize: error: write error: No space left on device"
+	emb-pool "$T/many.jsonl" > /dev/full 2> "$T/err"; s=$?
+	t_eq "large output to /dev/full: exit 4" "$s" 4
+	t_eq "large output to /dev/full: one message" "$(cat "$T/err")" \
+		"emb-pool: error: write error: No space left on device"
+	emb-pool --help > /dev/full 2> "$T/err"; s=$?
+	t_eq "--help to /dev/full: exit 4" "$s" 4
+else
+	echo "# /dev/full missing: write-error checks skipped"
+fi
+
+# --progress: status on stderr, stdout unchanged; --no-progress: none
+emb-pool --progress "$T/many.jsonl" > "$T/out1" 2> "$T/err"; s=$?
+emb-pool --no-progress "$T/many.jsonl" > "$T/out2" 2> "$T/err2"
+t_eq "--progress: exit 0" "$s" 0
+t_ok "--progress: stdout unchanged" cmp -s "$T/out1" "$T/out2"
+t_grep "--progress: records and rates" "emb-pool: 30000 records, .* records/s, .* tokens/s" "$T/err"
+t_eq "--no-progress: nothing on stderr" "$(cat "$T/err2")" ""
+emb-pool --progress < "$T/many.jsonl" > /dev/null 2> "$T/err"
+t_grep "--progress on a regular-file stdin" "30000 records" "$T/err"

@@ -1,0 +1,81 @@
+# 40-tokenize.sh - emb-tokenize options: default max length per model,
+# --max-length, --no-truncate, pairs, prompts, --tokens, --raw
+T=$(t_tmpdir 40-tokenize)
+MINI="$D/models/sentence-transformers--all-MiniLM-L6-v2"
+
+# default max length: max_seq_length, else tokenizer model_max_length,
+# capped by max_position_embeddings (minus padding_idx + 1 for MPNet)
+awk 'BEGIN { printf "{\"id\":1,\"text\":\""; for (i = 0; i < 600; i++) printf "word "; printf "\"}\n" }' > "$T/long.jsonl"
+for mt in sentence-transformers--all-MiniLM-L6-v2:256 \
+	sentence-transformers--all-mpnet-base-v2:384 \
+	BAAI--bge-small-en-v1.5:512 intfloat--e5-small-v2:512 \
+	naver--splade_v2_distil:512; do
+	m=${mt%:*} want=${mt#*:}
+	emb-tokenize -m "$D/models/$m" "$T/long.jsonl" > "$T/out"
+	n=$(grep -o '"input_ids":\[[^]]*\]' "$T/out" | tr ',' '\n' | wc -l | tr -d ' ')
+	t_eq "$m: default max length $want" "$n" "$want"
+	t_grep "$m: truncated = 602 - $want" "\"truncated\":$((602 - want))}" "$T/out"
+done
+emb-tokenize -m "$MINI" --max-length 10 "$T/long.jsonl" > "$T/out"
+t_grep "--max-length 10" '"input_ids":\[101,2773,2773,2773,2773,2773,2773,2773,2773,102\],.*"truncated":592}$' "$T/out"
+emb-tokenize -m "$MINI" --no-truncate "$T/long.jsonl" > "$T/out"
+t_nogrep "--no-truncate: no truncated field" '"truncated"' "$T/out"
+t_eq "--no-truncate: all 602 tokens" \
+	"$(grep -o '"input_ids":\[[^]]*\]' "$T/out" | tr ',' '\n' | wc -l | tr -d ' ')" 602
+printf '{"text":"short"}\n' | emb-tokenize -m "$MINI" > "$T/out"
+t_nogrep "no truncation: no truncated field" '"truncated"' "$T/out"
+
+# the reference tokenizations, through the command line
+G="$D/tokenize/sentence-transformers--all-MiniLM-L6-v2"
+if command -v emb-validate > /dev/null; then
+	emb-tokenize -m "$MINI" --max-length 16 < "$G/full.jsonl" > "$T/t16"
+	t_ok "--max-length 16 matches trunc16.jsonl" emb-validate --quiet --field input_ids "$G/trunc16.jsonl" "$T/t16"
+	emb-tokenize -m "$MINI" --max-length 64 < "$G/pairs64.jsonl" > "$T/p64"
+	t_ok "text_pair with --max-length 64 matches pairs64.jsonl" \
+		emb-validate --quiet --field input_ids --field token_type_ids "$G/pairs64.jsonl" "$T/p64"
+	emb-tokenize -m "$MINI" --no-truncate --tokens < "$G/full.jsonl" > "$T/full"
+	t_ok "--no-truncate matches full.jsonl" emb-validate --quiet --field input_ids "$G/full.jsonl" "$T/full"
+fi
+printf '{"text":"a b","text_pair":"c"}\n' | emb-tokenize -m "$MINI" > "$T/out"
+t_grep "pair: token_type_ids" '"input_ids":\[101,1037,1038,102,1039,102\],"token_type_ids":\[0,0,0,0,1,102\]\|"token_type_ids":\[0,0,0,0,1,1\]' "$T/out"
+printf '{"text":"a","text_pair":7}\n' | emb-tokenize -m "$MINI" 2> "$T/err" > /dev/null
+t_grep "text_pair not a string" "field 'text_pair' is not a string" "$T/err"
+
+# --tokens
+printf '{"text":"Hello, world!"}\n' | emb-tokenize -m "$MINI" --tokens > "$T/out"
+t_grep "--tokens" '"tokens":\["\[CLS\]","hello",",","world","!","\[SEP\]"\]' "$T/out"
+
+# prompts: a copy of the tokenizer files with prompts and a default
+P="$T/prompted"
+mkdir -p "$P"
+cp "$MINI"/tokenizer.json "$MINI"/tokenizer_config.json "$MINI"/vocab.txt \
+	"$MINI"/special_tokens_map.json "$MINI"/sentence_bert_config.json "$MINI"/config.json "$P"/
+cat > "$P/config_sentence_transformers.json" <<'J'
+{"prompts": {"query": "query: ", "passage": "passage: ", "empty": ""},
+ "default_prompt_name": "passage"}
+J
+printf '{"text":"hello"}\n' > "$T/h.jsonl"
+emb-tokenize -m "$P" --prompt-name query --tokens "$T/h.jsonl" > "$T/out"
+t_eq "--prompt-name query: prompt_length counts [CLS] and the prompt" "$(cat "$T/out")" \
+	'{"text":"hello","input_ids":[101,23032,1024,7592,102],"token_type_ids":[0,0,0,0,0],"tokens":["[CLS]","query",":","hello","[SEP]"],"prompt_length":3}'
+emb-tokenize -m "$P" "$T/h.jsonl" > "$T/out"
+t_grep "default_prompt_name applied" '"input_ids":\[101,6019,1024,7592,102\],.*"prompt_length":3}' "$T/out"
+emb-tokenize -m "$P" --no-prompt "$T/h.jsonl" > "$T/out"
+t_eq "--no-prompt" "$(cat "$T/out")" '{"text":"hello","input_ids":[101,7592,102],"token_type_ids":[0,0,0]}'
+emb-tokenize -m "$P" --prompt-name empty "$T/h.jsonl" > "$T/out"
+t_nogrep "empty prompt: no prompt_length" "prompt_length" "$T/out"
+emb-tokenize -m "$P" --prompt "a b c: " "$T/h.jsonl" > "$T/out"
+t_grep "--prompt STR" '"input_ids":\[101,1037,1038,1039,1024,7592,102\],.*"prompt_length":5}' "$T/out"
+emb-tokenize -m "$P" --prompt-name nope "$T/h.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "unknown --prompt-name: exit 2" "$s" 2
+t_grep "unknown --prompt-name: lists the known ones" "unknown prompt name 'nope' (known: .*query" "$T/err"
+t_grep "unknown --prompt-name: lists passage" "passage" "$T/err"
+emb-tokenize -m "$MINI" --prompt-name query "$T/h.jsonl" > /dev/null 2> "$T/err"; s=$?
+t_eq "--prompt-name on a model without that prompt: exit 2" "$s" 2
+
+# --raw reads plain lines; CRLF and a missing final newline are fine
+printf 'one\r\ntwo' | emb-tokenize -m "$MINI" --raw > "$T/out"
+t_eq "--raw: two lines" "$(cat "$T/out")" '{"text":"one","input_ids":[101,2028,102],"token_type_ids":[0,0,0]}
+{"text":"two","input_ids":[101,2048,102],"token_type_ids":[0,0,0]}'
+printf '\n' | emb-tokenize -m "$MINI" --raw > "$T/out"; s=$?
+t_eq "--raw: an empty line is the empty text" "$s$(cat "$T/out")" '0{"text":"","input_ids":[101,102],"token_type_ids":[0,0]}'
