@@ -1,4 +1,5 @@
 /* emb-encode - input_ids (or text) -> token_embeddings or embedding */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,6 +202,16 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	return 0;
 }
 
+static int all_finite(const float *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return 0;
+	return 1;
+}
+
 static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 {
 	ctx *c = vc;
@@ -251,6 +262,10 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 				o->vcap = o->n * h;
 			}
 			memcpy(o->v, tok, o->n * h * sizeof(float));
+		}
+		if (!all_finite(o->v, c->pool ? (size_t)o->vn : o->n * h)) {
+			rs[i]->bad = 1;
+			emb_err_set(&rs[i]->err, "the model output is not finite (NaN or infinity)");
 		}
 	}
 	return 0;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -851,6 +852,13 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 	if (p->dim > 0) {
 		pd = p->dim;
 		emb_normalize(v, pd);
+	}
+	for (skip = 0; skip < pd; skip++) {
+		if (!isfinite(v[skip])) {
+			free(v);
+			return emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
+			                   skip);
+		}
 	}
 	*out = v;
 	*outn = pd;

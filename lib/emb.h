@@ -619,6 +619,7 @@ typedef struct emb_vrecords {
 	size_t bad;             /* unreadable lines, both sides */
 	size_t duplicates;      /* repeated ids */
 	size_t no_id;           /* records without id while joining by id */
+	size_t errors;          /* records with an "error" member */
 	int by_id;              /* 1: joined on id, 0: line order */
 } emb_vrecords;
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1334,43 +1335,86 @@ static void buf_add_jstr(emb_buf *b, const char *s, size_t n)
 
 /*
  * Shortest decimal that reads back (strtof, round to nearest) as v.
- * %.8e gives the correctly rounded 9 significant digits, which always
- * round-trip a float32; shorter candidates are rounded from those digits
- * (falling back to printf when a tie in the 9-digit string makes that
- * ambiguous) and checked with strtof.  Round-tripping is monotonic in the
- * number of digits, so we search downward from 8.
+ *
+ * For p = 9, 8, ... significant digits we form the correctly rounded
+ * p-digit decimal of v and keep going down while it still reads back as
+ * v (round-tripping is monotonic in p; 9 digits always round-trip a
+ * float32).  The p-digit integer comes from scaling |v| (exact in a
+ * double) by a power of ten in double arithmetic: the relative error is a
+ * few 2^-53, far below the 10^-9 resolution needed, except when the
+ * scaled value lies within 1e-6 of a rounding tie; then printf's exact
+ * conversion decides.  Every candidate is checked with strtof, so the
+ * output always round-trips.
  */
-static int round_digits(char *dig, int p, const char *nine)
-{
-	/* dig (p digits) := nine rounded to p digits; returns carry or -1 */
-	int i, carry, tie;
+static const double p10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
 
-	memcpy(dig, nine, (size_t)p);
-	if (nine[p] < '5')
-		return 0;
-	tie = nine[p] == '5';
-	for (i = p + 1; i < 9 && tie; i++)
-		if (nine[i] != '0')
-			tie = 0;
-	if (tie)
-		return -1;      /* exact value may lie either side: ask printf */
-	carry = 1;
-	for (i = p - 1; i >= 0 && carry; i--) {
-		if (dig[i] == '9') {
-			dig[i] = '0';
-		} else {
-			dig[i]++;
-			carry = 0;
-		}
+/* d * 10^k, k in [-60, 60] */
+static double scale10(double d, int k)
+{
+	while (k > 22) {
+		d *= 1e22;
+		k -= 22;
 	}
-	if (carry) {
-		memmove(dig + 1, dig, (size_t)p - 1);
-		dig[0] = '1';
+	while (k < -22) {
+		d /= 1e22;
+		k += 22;
 	}
-	return carry;
+	return k >= 0 ? d * p10[k] : d / p10[-k];
 }
 
-/* write digits D (p digits, value 0.D x 10^(e+1), i.e. D[0] at 10^e) */
+/* the correctly rounded P-digit decimal of D > 0: digits into dig, and
+ * the decimal exponent of the first digit */
+static void round_p(char *dig, int *exp10, uint64_t *nv, int *kv,
+                    double d, int p, int e10)
+{
+	double sc, fl, frac;
+	uint64_t n, lim = (uint64_t)p10[p];
+	int i, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		sc = scale10(d, p - 1 - e10);
+		if (sc < p10[p - 1] * (1 - 1e-12)) {
+			e10--;
+			continue;
+		}
+		if (sc >= p10[p] * (1 + 1e-12)) {
+			e10++;
+			continue;
+		}
+		break;
+	}
+	fl = floor(sc);
+	frac = sc - fl;
+	if (tries == 3 || fabs(frac - 0.5) < 1e-6 || sc < p10[p - 1] * (1 - 1e-9)) {
+		char b[40];
+		snprintf(b, sizeof(b), "%.*e", p - 1, d);
+		dig[0] = b[0];
+		if (p > 1)
+			memcpy(dig + 1, b + 2, (size_t)p - 1);
+		*exp10 = atoi(strchr(b, 'e') + 1);
+		*kv = INT_MIN;
+		return;
+	}
+	n = (uint64_t)fl + (frac > 0.5);
+	*nv = n;
+	*kv = p - 1 - e10;      /* the candidate is n * 10^-kv */
+	if (n >= lim) {         /* 9.99.. rounded up to 10.0.. */
+		n /= 10;
+		e10++;
+	}
+	if (n < lim / 10)       /* 0.99.. below the range: cannot happen */
+		n = lim / 10;
+	for (i = p - 1; i >= 0; i--) {
+		dig[i] = (char)('0' + n % 10);
+		n /= 10;
+	}
+	*exp10 = e10;
+}
+
+/* write digits D (p of them, D[0] at 10^e) as a JSON number */
 static size_t fmt_digits(char *out, int neg, const char *d, int p, int e)
 {
 	char *o = out;
@@ -1419,11 +1463,24 @@ static size_t fmt_digits(char *out, int neg, const char *d, int p, int e)
 	return (size_t)(o - out);
 }
 
+/* 1: n * 10^-k lies strictly inside (lo, hi); 0: outside; -1: too close
+ * to a bound to tell in double arithmetic */
+static int inside(uint64_t n, int k, double lo, double hi)
+{
+	double x = (double)n, l = scale10(lo, k), h = scale10(hi, k);
+
+	if (fabs(x - l) < 1e-6 || fabs(x - h) < 1e-6)
+		return -1;
+	return x > l && x < h;
+}
+
 size_t emb_fmt_f32(char *out, float v)
 {
-	char buf[32], nine[10], dig[10], cand[24];
-	int neg, e, p, best_p, best_e, ok;
-	char best[10];
+	char dig[10], best[10], cand[24];
+	int neg, p, best_p, best_e, e10, de, k, in;
+	uint64_t n;
+	float a, prev, next;
+	double d, lo, hi;
 
 	if (!isfinite(v)) {
 		memcpy(out, "null", 5);
@@ -1438,30 +1495,25 @@ size_t emb_fmt_f32(char *out, float v)
 		return 1;
 	}
 	neg = v < 0;
-	snprintf(buf, sizeof(buf), "%.8e", fabs((double)v));
-	/* d.dddddddde[+-]XX */
-	nine[0] = buf[0];
-	memcpy(nine + 1, buf + 2, 8);
-	nine[9] = 0;
-	e = atoi(buf + 11);
-	memcpy(best, nine, 9);
+	a = fabsf(v);
+	d = (double)a;
+	/* the decimals that read back as a lie between the midpoints to
+	 * its neighbours (exact in double) */
+	prev = nextafterf(a, 0.0f);
+	next = nextafterf(a, INFINITY);
+	lo = ((double)prev + d) / 2;
+	hi = isinf(next) ? d + (d - (double)prev) / 2 : (d + (double)next) / 2;
+	e10 = (int)floor(log10(d));
+	round_p(best, &best_e, &n, &k, d, 9, e10);
 	best_p = 9;
-	best_e = e;
 	for (p = 8; p >= 1; p--) {
-		int c = round_digits(dig, p, nine), de = e;
-		if (c < 0) {
-			char b2[32];
-			snprintf(b2, sizeof(b2), "%.*e", p - 1, fabs((double)v));
-			dig[0] = b2[0];
-			if (p > 1)
-				memcpy(dig + 1, b2 + 2, (size_t)p - 1);
-			de = atoi(strchr(b2, 'e') + 1);
-		} else {
-			de = e + c;
+		round_p(dig, &de, &n, &k, d, p, e10);
+		in = k == INT_MIN ? -1 : inside(n, k, lo, hi);
+		if (in < 0) {
+			fmt_digits(cand, 0, dig, p, de);
+			in = strtof(cand, NULL) == a;
 		}
-		fmt_digits(cand, 0, dig, p, de);
-		ok = strtof(cand, NULL) == fabsf(v);
-		if (!ok)
+		if (!in)
 			break;
 		memcpy(best, dig, (size_t)p);
 		best_p = p;

@@ -133,14 +133,18 @@ int emb_cfg_act(int *out, const json_t *cfg, const char *key,
 /* ------------------------------------------------------------------ */
 /* tensor helpers: the name is without prefix; "%d" formats allowed     */
 
-/* model-owned zeroed buffer of n floats (64-byte aligned) or NULL */
+/* zeroed buffer of n floats, 64-byte aligned, or NULL (borrowed: the
+ * model owns it and frees it in emb_model_free) */
 float *emb_model_alloc(emb_model *m, size_t n, emb_err *err);
-/* find prefix+name; NULL (and err "FILE: missing tensor 'NAME'") when
- * absent.  Checks a float dtype and SHAPE (ndim dims) against config. */
+/* find prefix+name (borrowed from m->st); NULL (and err "FILE: missing
+ * tensor 'NAME'") when absent.  Checks a float dtype and SHAPE (ndim
+ * dims) against config ("FILE: tensor 'X' has shape [a,b], config.json
+ * says [c,d]").  LayerNorm.weight/.bias also match .gamma/.beta. */
 const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
                                    const int64_t *shape, emb_err *err);
-/* float32 data of a (rows,cols) or (rows) tensor (cols 0): in place when
- * F32 and aligned, else widened into a model-owned copy */
+/* *out (borrowed): float32 data of a (rows,cols) or (rows) tensor (cols
+ * 0): in place in the mmap when F32 and aligned, else widened into a
+ * model-owned copy */
 int emb_model_table(const float **out, emb_model *m, const char *name,
                     int64_t rows, int64_t cols, emb_err *err);
 /*
@@ -160,7 +164,8 @@ int emb_model_norm(emb_norm *out, emb_model *m, const char *wname,
 /* ------------------------------------------------------------------ */
 /* layers (parallel over the model's thread pool)                      */
 
-/* scratch of n floats for this forward (reused between calls) */
+/* scratch of n floats for this forward (borrowed; reused and overwritten
+ * by the next call) */
 float *emb_model_scratch(emb_model *m, size_t n, emb_err *err);
 
 /* y (rows, l->out) = x (rows, l->in) @ W^T + b; strides ldy, ldx */

@@ -178,6 +178,18 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
 
 	snprintf(full, sizeof(full), "%s%s", m->prefix, name);
 	t = emb_safetensors_find(m->st, full);
+	if (!t) {   /* TensorFlow-era names: LayerNorm.gamma / .beta */
+		size_t n = strlen(full);
+		char alt[520];
+		if (n > 16 && !strcmp(full + n - 16, "LayerNorm.weight"))
+			snprintf(alt, sizeof(alt), "%.*sgamma", (int)(n - 6), full);
+		else if (n > 14 && !strcmp(full + n - 14, "LayerNorm.bias"))
+			snprintf(alt, sizeof(alt), "%.*sbeta", (int)(n - 4), full);
+		else
+			alt[0] = 0;
+		if (alt[0])
+			t = emb_safetensors_find(m->st, alt);
+	}
 	if (!t) {
 		char path[4200];
 		weights_path(path, sizeof(path), m);
@@ -237,12 +249,25 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
                          const char *const *names, const char *const *bnames,
                          const int *outs, int in, emb_err *err)
 {
+	const emb_tensor *wt[8], *bt[8];
 	size_t total = 0, psize;
 	float *w = NULL, *wp, *b = NULL;
 	int rc = -1;
 
-	for (int i = 0; i < nparts; i++)
+	if (nparts < 1 || nparts > 8)
+		return emb_err_set(err, "linear layer '%s%s': %d parts", m->prefix,
+		                   names[0], nparts);
+	/* every tensor's shape first: a lying config fails here, not in malloc */
+	for (int i = 0; i < nparts; i++) {
+		int64_t shape[2] = { outs[i], in }, bs[1] = { outs[i] };
+		if (!(wt[i] = emb_model_tensor(m, names[i], 2, shape, err)))
+			return -1;
+		bt[i] = NULL;
+		if (bnames && bnames[i] &&
+		    !(bt[i] = emb_model_tensor(m, bnames[i], 1, bs, err)))
+			return -1;
 		total += (size_t)outs[i];
+	}
 	if (total > INT32_MAX || !(psize = emb_pack_size((int)total, in)))
 		return emb_err_set(err, "linear layer '%s%s' is too large",
 		                   m->prefix, names[0]);
@@ -251,16 +276,10 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	if (bnames && !(b = emb_model_alloc(m, total, err)))
 		goto out;
 	for (int i = 0, row = 0; i < nparts; row += outs[i], i++) {
-		int64_t shape[2] = { outs[i], in };
-		const emb_tensor *t = emb_model_tensor(m, names[i], 2, shape, err);
-		if (!t || to_f32(w + (size_t)row * in, t, err))
+		if (to_f32(w + (size_t)row * in, wt[i], err))
 			goto out;
-		if (bnames && bnames[i]) {
-			int64_t bs[1] = { outs[i] };
-			if (!(t = emb_model_tensor(m, bnames[i], 1, bs, err)) ||
-			    to_f32(b + row, t, err))
-				goto out;
-		}
+		if (bt[i] && to_f32(b + row, bt[i], err))
+			goto out;
 	}
 	if (!(wp = emb_model_alloc(m, psize, err)))
 		goto out;

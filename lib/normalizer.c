@@ -578,16 +578,27 @@ static int nfd_keep(uint32_t c)
 	return 0;
 }
 
+/* canonical combining class, 0 for the marks HF's (older) normalization
+ * tables do not know: they do not reorder */
 static int ccc(uint32_t c)
 {
+	if (c < 0x300 || !tk_is_combining_mark(c))
+		return 0;
 	return utf8proc_get_property((utf8proc_int32_t)c)->combining_class;
 }
 
-/* canonical decomposition, then canonical ordering of combining marks
- * (stable sort by combining class within each run of nonzero classes) */
+/*
+ * Canonical decomposition, then canonical ordering of combining marks
+ * (stable sort by combining class within each run of nonzero classes).
+ * Alignments as HF's NormalizedString::nfd: each output character is
+ * flagged "first of its decomposition" or "inserted"; the flags move
+ * with the reordered marks, then a first character takes the alignment
+ * of the next input character and an inserted one that of the output
+ * character before it.
+ */
 static int nfd(tk_str *s, tk_str *t)
 {
-	size_t i, j;
+	size_t i, j, cur;
 	utf8proc_int32_t buf[32];
 
 	t->n = 0;
@@ -595,12 +606,11 @@ static int nfd(tk_str *s, tk_str *t)
 		return -1;
 	for (i = 0; i < s->n; i++) {
 		uint32_t c = s->c[i];
-		int32_t a = s->o[2 * i], b = s->o[2 * i + 1];
 		utf8proc_ssize_t n, k;
 		int last = 0;
 
 		if (c < 0xc0 || nfd_keep(c)) {
-			if (tk_str_push(t, c, a, b) < 0)
+			if (tk_str_push(t, c, 0, 0) < 0)
 				return -1;
 			continue;
 		}
@@ -613,7 +623,7 @@ static int nfd(tk_str *s, tk_str *t)
 		if (tk_str_reserve(t, t->n + (size_t)n) < 0)
 			return -1;
 		for (k = 0; k < n; k++)
-			tk_str_put(t, (uint32_t)buf[k], a, b);
+			tk_str_put(t, (uint32_t)buf[k], k > 0, 0);
 	}
 	/* canonical ordering: insertion sort inside runs of ccc > 0 */
 	for (i = 1; i < t->n; i++) {
@@ -623,18 +633,30 @@ static int nfd(tk_str *s, tk_str *t)
 		for (j = i; j > 0; j--) {
 			int cj = ccc(t->c[j - 1]);
 			uint32_t tc;
-			int32_t to0, to1;
+			int32_t tf;
 			if (!cj || cj <= ci)
 				break;
 			tc = t->c[j];
 			t->c[j] = t->c[j - 1];
 			t->c[j - 1] = tc;
-			to0 = t->o[2 * j];
-			to1 = t->o[2 * j + 1];
+			tf = t->o[2 * j];
 			t->o[2 * j] = t->o[2 * j - 2];
-			t->o[2 * j + 1] = t->o[2 * j - 1];
-			t->o[2 * j - 2] = to0;
-			t->o[2 * j - 1] = to1;
+			t->o[2 * j - 2] = tf;
+		}
+	}
+	/* alignments from the flags */
+	for (i = 0, cur = 0; i < t->n; i++) {
+		size_t from;
+		if (!t->o[2 * i] && cur < s->n) {
+			from = cur++;
+			t->o[2 * i] = s->o[2 * from];
+			t->o[2 * i + 1] = s->o[2 * from + 1];
+		} else if (i > 0) {
+			t->o[2 * i] = t->o[2 * i - 2];
+			t->o[2 * i + 1] = t->o[2 * i - 1];
+		} else {
+			t->o[0] = s->n ? s->o[0] : 0;
+			t->o[1] = s->n ? s->o[1] : 0;
 		}
 	}
 	swap_str(s, t);

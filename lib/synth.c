@@ -384,10 +384,14 @@ static int copy_tree(const char *src, const char *dst, int depth, emb_err *err)
 		t = join(dst, e->d_name);
 		if (!s || !t)
 			rc = emb_err_set(err, "%s: out of memory", src);
-		else if (stat(s, &sb) < 0)
+		else if (lstat(s, &sb) < 0)
 			rc = emb_err_set(err, "%s: %s", s, strerror(errno));
 		else if (S_ISDIR(sb.st_mode))
 			rc = copy_tree(s, t, depth + 1, err);
+		else if (S_ISLNK(sb.st_mode) && stat(s, &sb) < 0)
+			rc = emb_err_set(err, "%s: %s", s, strerror(errno));
+		else if (S_ISDIR(sb.st_mode))
+			;       /* links to folders are not followed (no loops) */
 		else if (S_ISREG(sb.st_mode) && !skip_name(e->d_name))
 			rc = copy_file(s, t, err);
 		free(s);

@@ -1085,9 +1085,10 @@ static int load_added_json(emb_tokenizer *t, const char *dir, emb_err *err)
 		return 0;
 	json_object_foreach(j, key, val) {
 		if (!json_is_integer(val) || json_integer_value(val) < 0) {
+			emb_err_set(err, "%s: field '%.60s' must be a token id",
+			            path, key);
 			json_decref(j);
-			return emb_err_set(err, "%s: field '%.60s' must be a "
-			                   "token id", path, key);
+			return -1;
 		}
 	}
 	/* in id order (few entries: repeated scans) */

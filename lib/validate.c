@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -81,6 +82,7 @@ struct vval {
 struct item {
 	char *key;              /* join key */
 	char *label;            /* "id 17" or "record 3" */
+	char *where;            /* "file:line" of a record without id */
 	int has_id;
 	size_t ord;
 	struct vval *vals;      /* one per active field */
@@ -818,6 +820,7 @@ static void item_free(emb_validate *v, struct item *it)
 	free(it->vals);
 	free(it->key);
 	free(it->label);
+	free(it->where);
 	free(it);
 }
 
@@ -938,8 +941,8 @@ static void place(emb_validate *v, int side, struct item *it)
 	if (v->mode == 1) {
 		if (!it->has_id) {
 			v->rec.no_id++;
-			rdiag(v, "%s record %zu has no id (joining by id)",
-			      side_name[side], it->ord);
+			rdiag(v, "%s: error (at %s): record has no id (joining by "
+			      "id)", side_name[side], it->where ? it->where : "?");
 			item_free(v, it);
 			return;
 		}
@@ -1013,7 +1016,6 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 	const char *raw;
 	size_t len = 0;
 
-	(void)where;
 	if (!v || (side != 0 && side != 1) || v->finished)
 		return;
 	s = &v->s[side];
@@ -1032,6 +1034,19 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 	} else {
 		it->key = xasprintf("%zu", it->ord);
 		it->label = xasprintf("record %zu", it->ord);
+		it->where = where ? xstrndup(where, strlen(where))
+		                  : xasprintf("record %zu", it->ord);
+	}
+	if (emb_record_has(rec, "error")) {
+		const char *msg = NULL;
+		size_t mlen = 0;
+
+		/* an --errors=emit record stands for a failed one */
+		if (emb_record_get_string(rec, "error", &msg, &mlen, NULL) < 0)
+			msg = "?", mlen = 1;
+		v->rec.errors++;
+		rdiag(v, "%s: %s: error record: %.*s", side_name[side],
+		      it->label, (int)(mlen > 300 ? 300 : mlen), msg);
 	}
 	it->vals = xcalloc(v->nf, sizeof(*it->vals));
 	for (size_t f = 0; f < v->nf; f++) {
@@ -1306,7 +1321,7 @@ int emb_validate_finish(emb_validate *v, FILE *out)
 		out_line(v, v->o.diag, "records: %zu more messages not shown",
 		         v->nrdiag - v->o.max_diag);
 	if (r->missing_input || r->missing_golden || r->bad || r->duplicates ||
-	    r->no_id || !compared) {
+	    r->no_id || r->errors || !compared) {
 		snprintf(body, sizeof(body), "records: %zu golden, %zu input, "
 		         "%zu joined%s", r->golden, r->input, r->joined,
 		         v->mode == 0 ? " in line order" :
@@ -1332,6 +1347,9 @@ int emb_validate_finish(emb_validate *v, FILE *out)
 		if (r->no_id)
 			cat(body, sizeof(body), "%zu records without id; ",
 			    r->no_id);
+		if (r->errors)
+			cat(body, sizeof(body), "%zu error records; ",
+			    r->errors);
 		if (!compared)
 			cat(body, sizeof(body), "no field compared; ");
 		/* drop the last "; " */
@@ -1396,6 +1414,14 @@ int emb_validate_files(const char *golden, const char *input,
 
 	if (!max_line)
 		max_line = (size_t)64 << 20;
+	for (int k = 0; k < 2; k++) {
+		const char *p = k ? input : golden;
+		struct stat sb;
+
+		if (p && strcmp(p, "-") && stat(p, &sb) == 0 &&
+		    S_ISDIR(sb.st_mode))
+			return emb_err_set(err, "%s: Is a directory", p);
+	}
 	if (emb_validate_new(&v, o, err) < 0)
 		return -1;
 	if (emb_reader_open(&rg, golden, max_line, err) < 0)

@@ -132,6 +132,13 @@ emb-validate --field input_ids "$T/g2.jsonl" "$T/badline.jsonl" > "$T/out" 2>&1
 t_eq "an unreadable input line: exit 1" "$?" 1
 t_grep "names file and line" "badline.jsonl:2" "$T/out"
 
+# an --errors=emit record in the input
+printf '{"id":1,"input_ids":[101,1037,102]}\n{"id":2,"error":"missing field '"'"'text'"'"'"}\n' > "$T/errrec.jsonl"
+emb-validate "$T/g2.jsonl" "$T/errrec.jsonl" > "$T/out" 2>&1
+t_eq "an error record: exit 1" "$?" 1
+t_grep "error record shown" "^input: id 2: error record: missing field 'text'\$" "$T/out"
+t_grep "error record counted" '(1 error records)$' "$T/out"
+
 # usage and unreadable files
 emb-validate > "$T/out" 2> "$T/err"
 t_eq "no operand: exit 2" "$?" 2
@@ -146,6 +153,15 @@ t_eq "unknown option: exit 2" "$?" 2
 emb-validate "$T/nonexistent.jsonl" "$T/same.jsonl" > "$T/out" 2> "$T/err"
 t_eq "unreadable golden: exit 3" "$?" 3
 t_grep "names the file" 'nonexistent.jsonl' "$T/err"
+emb-validate "$T/golden.jsonl" "$T/nonexistent.jsonl" > "$T/out" 2> "$T/err"
+t_eq "unreadable input: exit 3" "$?" 3
+emb-validate "$T" "$T/same.jsonl" > "$T/out" 2> "$T/err"
+t_eq "a directory as golden: exit 3" "$?" 3
+t_grep "directory said" 'Is a directory' "$T/err"
+printf '{"id":1,"input_ids":[1]}\n{"input_ids":[1]}\n' > "$T/noid-golden.jsonl"
+emb-validate "$T/noid-golden.jsonl" "$T/noid-golden.jsonl" > "$T/out" 2>&1
+t_eq "a record without id while joining by id: exit 1" "$?" 1
+t_grep "where it is" 'noid-golden.jsonl:2): record has no id' "$T/out"
 emb-validate --help > "$T/out" 2>&1
 t_eq "--help: exit 0" "$?" 0
 t_grep "--help on stdout" '^usage: emb-validate' "$T/out"

@@ -422,6 +422,7 @@ typedef struct tiny_cfg {
 	const char *bad;        /* tensor written with a wrong first dim */
 	const char *extra;      /* extra config.json members or "" */
 	int bf16;               /* store matrices as BF16 */
+	int gamma;              /* LayerNorm.gamma/.beta names (old checkpoints) */
 } tiny_cfg;
 
 typedef struct tensor_w {
@@ -565,6 +566,10 @@ static char *write_tiny(const tiny *w, const tiny_cfg *c, const char *tag)
 			r--;
 		n = r * (t->ndim == 2 ? t->shape[1] : 1);
 		snprintf(name, sizeof(name), "%s%s", c->prefix, t->name);
+		if (c->gamma && strstr(name, "LayerNorm.weight"))
+			strcpy(strstr(name, "LayerNorm.weight"), "LayerNorm.gamma");
+		if (c->gamma && strstr(name, "LayerNorm.bias"))
+			strcpy(strstr(name, "LayerNorm.bias"), "LayerNorm.beta");
 		o = json_pack("{s:s, s:[I,I], s:[I,I]}", "dtype", bf ? "BF16" : "F32",
 		              "shape", (json_int_t)r, (json_int_t)t->shape[1],
 		              "data_offsets", (json_int_t)off,
@@ -772,21 +777,21 @@ static void check_tiny(const tiny_cfg *c, const char *tag)
 Test(model, other_shapes_gelu)
 {
 	tiny_cfg c = { 20, 5, 36, 2, 50, 40, 3, "gelu", 1e-5f, "", "BertModel",
-	               NULL, NULL, "", 0 };
+	               NULL, NULL, "", 0, 0 };
 	check_tiny(&c, "gelu");
 }
 
 Test(model, other_shapes_gelu_new_prefix_bf16)
 {
 	tiny_cfg c = { 24, 3, 50, 3, 31, 30, 1, "gelu_new", 1e-12f, "bert.",
-	               "BertForMaskedLM", NULL, NULL, "", 1 };
+	               "BertForMaskedLM", NULL, NULL, "", 1, 0 };
 	check_tiny(&c, "gelunew");
 }
 
 Test(model, other_shapes_relu_wide_heads)
 {
 	tiny_cfg c = { 48, 2, 17, 1, 70, 24, 2, "relu", 1e-6f, "", "BertModel",
-	               NULL, NULL, ", \"position_embedding_type\": \"absolute\"", 0 };
+	               NULL, NULL, ", \"position_embedding_type\": \"absolute\"", 0, 1 };
 	check_tiny(&c, "relu");
 }
 
@@ -814,7 +819,7 @@ static void expect_load_error(const tiny_cfg *c, const char *tag, const char *wa
 Test(model, error_unknown_architecture)
 {
 	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "FooModel",
-	               NULL, NULL, "", 0 };
+	               NULL, NULL, "", 0, 0 };
 	expect_load_error(&c, "arch", "config.json: architecture 'FooModel' is not "
 	                  "supported (supported: BertModel");
 }
@@ -822,7 +827,7 @@ Test(model, error_unknown_architecture)
 Test(model, error_unsupported_hidden_act)
 {
 	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "swish", 1e-12f, "", "BertModel",
-	               NULL, NULL, "", 0 };
+	               NULL, NULL, "", 0, 0 };
 	expect_load_error(&c, "act", "config.json: field 'hidden_act' value "
 	                  "'swish' is not supported");
 }
@@ -830,7 +835,7 @@ Test(model, error_unsupported_hidden_act)
 Test(model, error_relative_positions)
 {
 	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
-	               NULL, NULL, ", \"position_embedding_type\": \"relative_key\"", 0 };
+	               NULL, NULL, ", \"position_embedding_type\": \"relative_key\"", 0, 0 };
 	expect_load_error(&c, "pet", "field 'position_embedding_type' value "
 	                  "'relative_key' is not supported");
 }
@@ -838,7 +843,7 @@ Test(model, error_relative_positions)
 Test(model, error_heads_do_not_divide)
 {
 	tiny_cfg c = { 10, 3, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
-	               NULL, NULL, "", 0 };
+	               NULL, NULL, "", 0, 0 };
 	expect_load_error(&c, "heads", "config.json: field 'hidden_size' (10) must "
 	                  "be a multiple of 'num_attention_heads' (3)");
 }
@@ -846,7 +851,7 @@ Test(model, error_heads_do_not_divide)
 Test(model, error_bad_config_value)
 {
 	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
-	               NULL, NULL, ", \"position_embedding_type\": 3", 0 };
+	               NULL, NULL, ", \"position_embedding_type\": 3", 0, 0 };
 	expect_load_error(&c, "cfgval", "config.json: field "
 	                  "'position_embedding_type' must be a string");
 }
@@ -854,7 +859,7 @@ Test(model, error_bad_config_value)
 Test(model, error_missing_tensor)
 {
 	tiny_cfg c = { 8, 2, 12, 2, 10, 8, 2, "gelu", 1e-12f, "bert.", "BertModel",
-	               "encoder.layer.1.output.dense.bias", NULL, "", 0 };
+	               "encoder.layer.1.output.dense.bias", NULL, "", 0, 0 };
 	expect_load_error(&c, "missing", "model.safetensors: missing tensor "
 	                  "'bert.encoder.layer.1.output.dense.bias'");
 }
@@ -862,7 +867,7 @@ Test(model, error_missing_tensor)
 Test(model, error_wrong_shape)
 {
 	tiny_cfg c = { 8, 2, 12, 1, 10, 8, 2, "gelu", 1e-12f, "", "BertModel",
-	               NULL, "encoder.layer.0.intermediate.dense.weight", "", 0 };
+	               NULL, "encoder.layer.0.intermediate.dense.weight", "", 0, 0 };
 	expect_load_error(&c, "shape", "model.safetensors: tensor "
 	                  "'encoder.layer.0.intermediate.dense.weight' has shape "
 	                  "[11,8], config.json says [12,8]");
@@ -883,7 +888,7 @@ Test(model, error_no_config)
 Test(model, error_bad_inputs_name_the_position)
 {
 	tiny_cfg c = { 8, 2, 8, 1, 10, 6, 2, "gelu", 1e-12f, "", "BertModel",
-	               NULL, NULL, "", 0 };
+	               NULL, NULL, "", 0, 0 };
 	tiny w;
 	char *dir;
 	emb_model *m;

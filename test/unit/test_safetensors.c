@@ -1147,7 +1147,7 @@ Test(safetensors, header_mutations_never_crash, .timeout = 60)
 	static const char alphabet[] = "{}[],:\"0123456789-eE.x \\";
 	int opened = 0, failed = 0;
 
-	for (int it = 0; it < 3000; it++) {
+	for (int it = 0; it < 1500; it++) {
 		emb_safetensors *st;
 		emb_err err = {{0}};
 		size_t len = n;
@@ -1185,6 +1185,6 @@ Test(safetensors, header_mutations_never_crash, .timeout = 60)
 			cr_assert_null(strchr(err.msg, '\n'), "%s", err.msg);
 		}
 	}
-	cr_assert_gt(failed, 100);
-	cr_assert_gt(opened, 10, "opened %d", opened);
+	cr_assert_gt(failed, 50);
+	cr_assert_gt(opened, 5, "opened %d", opened);
 }

@@ -442,6 +442,10 @@ Test(synth, custom_recipe)
 	put_text(path, "[PAD]\nhello\n");
 	snprintf(path, sizeof(path), "%s/models/m/sub/x.json", root);
 	put_text(path, "{\"keep\": 1}");
+	/* a linked file is copied; a link back up the tree is not followed */
+	snprintf(path, sizeof(path), "cd '%s/models/m' && ln -s sub/x.json link.json && "
+	         "ln -s .. sub/loop && ln -s . sub/self", root);
+	cr_assert_eq(system(path), 0);
 	snprintf(path, sizeof(path), "%s/models/m/README.md", root);
 	put_text(path, "no");
 	snprintf(path, sizeof(path), "%s/models/m/old.safetensors", root);
@@ -471,6 +475,11 @@ Test(synth, custom_recipe)
 	cr_assert_eq(stat(path, &sb), 0);
 	snprintf(path, sizeof(path), "%s/README.md", out);
 	cr_assert_neq(stat(path, &sb), 0);
+	snprintf(path, sizeof(path), "%s/link.json", out);
+	cr_assert_eq(lstat(path, &sb), 0);
+	cr_assert(S_ISREG(sb.st_mode), "link.json copied as a file");
+	snprintf(path, sizeof(path), "%s/sub/loop", out);
+	cr_assert_neq(lstat(path, &sb), 0, "sub/loop followed");
 	snprintf(path, sizeof(path), "%s/old.safetensors", out);
 	cr_assert_neq(stat(path, &sb), 0);
 	/* files: JSON that reads back equal */

@@ -684,3 +684,21 @@ Test(validate, many_records_in_reverse_order)
 	emb_validate_free(v);
 	emb_record_free(rec);
 }
+
+Test(validate, error_records_fail)
+{
+	const char *g[] = { "{\"id\":1,\"embedding\":[1]}",
+	                    "{\"id\":2,\"embedding\":[1]}", NULL };
+	const char *x[] = { "{\"id\":1,\"embedding\":[1]}",
+	                    "{\"id\":2,\"error\":\"missing field 'text'\"}",
+	                    NULL };
+	emb_validate *v = mk(NULL);
+	emb_vrecords r;
+
+	cr_assert_eq(run(v, g, x), 1);
+	emb_validate_records(v, &r);
+	cr_assert_eq(r.errors, 1);
+	cr_assert_eq(r.joined, 2);
+	cr_assert_eq(stat_of(v, "embedding").golden_only, 1);
+	emb_validate_free(v);
+}
