@@ -318,6 +318,33 @@ static int get_list(struct yctx *y, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
+static int bad_word_char(int ch);
+
+/* a scalar split on blanks into a list (no quoting: no shell here) */
+static int get_list_words(struct yctx *y, const yaml_node_t *n,
+                          const char *key, char ***out)
+{
+	const char *s = scalar(n);
+	char *copy, *save = NULL, *w;
+	char **v;
+	size_t k = 0;
+
+	free_strv(*out);
+	*out = NULL;
+	for (const char *p = s; *p; p++)
+		if (bad_word_char((unsigned char)*p))
+			return yerr(y, n, key, "'%c' is not allowed in a string "
+			            "of words (use a list)", *p);
+	copy = xstrdup(s);
+	v = xcalloc(strlen(s) / 2 + 2, sizeof(*v));
+	for (w = strtok_r(copy, " \t\r\n", &save); w;
+	     w = strtok_r(NULL, " \t\r\n", &save))
+		v[k++] = xstrdup(w);
+	free(copy);
+	*out = v;
+	return 0;
+}
+
 static void add_tol(struct mcase *c, const char *field, double atol,
                     double min_cos)
 {
@@ -344,11 +371,11 @@ static int get_tols(struct yctx *y, struct mcase *c, const yaml_node_t *n,
 {
 	double d;
 
-	if (is_cos && scalar(n))
-		return get_num(y, n, key, &c->min_cos);
+	if (scalar(n))  /* one value for every field */
+		return get_num(y, n, key, is_cos ? &c->min_cos : &c->atol);
 	if (!n || n->type != YAML_MAPPING_NODE)
-		return yerr(y, n, key, is_cos ? "expected a number or a mapping "
-		            "field: number" : "expected a mapping field: number");
+		return yerr(y, n, key, "expected a number or a mapping "
+		            "field: number");
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
@@ -425,7 +452,8 @@ static int get_command(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 static const char *case_keys[] = {
 	"name", "model", "synth", "synth_root", "input", "input_fields",
 	"golden", "golden_case", "command", "args", "tolerance", "atol",
-	"min_cos", "fields", "expect_exit", "timeout", "limit", NULL
+	"min_cos", "fields", "expect_exit", "timeout", "limit",
+	"description", NULL
 };
 
 static int check_file(struct yctx *y, const yaml_node_t *n, const char *key,
@@ -530,6 +558,9 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 			c->golden_case = (int)j;
 		} else if (!strcmp(key, "command")) {
 			r = get_command(y, c, v);
+		} else if (!strcmp(key, "args") && scalar(v)) {
+			/* "args: -j 2": split on blanks */
+			r = get_list_words(y, v, key, &c->args);
 		} else if (!strcmp(key, "args")) {
 			r = get_list(y, v, key, 0, &c->args);
 		} else if (!strcmp(key, "input_fields")) {

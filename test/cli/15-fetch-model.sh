@@ -78,6 +78,7 @@ s.serve_forever()
 PY
 python3 "$T/server.py" "$srv" "$T/port" &
 server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null' EXIT
 i=0
 while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$T/port" 2>/dev/null)
@@ -178,3 +179,4 @@ t_grep "and says where it looked" "$T/cache/models--acme--nope" "$T/err"
 
 kill "$server_pid" 2>/dev/null
 wait "$server_pid" 2>/dev/null || :
+trap - EXIT

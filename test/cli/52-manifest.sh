@@ -26,6 +26,13 @@ cases:
     command: emb-pool
     args: ["--mode", "mean", "--b64"]
     tolerance: {embedding: 0}
+  - name: pool-words
+    description: args as one string, one tolerance for every field
+    input: tok.jsonl
+    golden: mean.jsonl
+    command: emb-pool
+    args: --mode mean
+    tolerance: 0
   - name: tokenize-pipeline
     model: $M
     input: $TOK/trunc16.jsonl
@@ -52,7 +59,8 @@ t_grep "args appended (b64 read back)" '^pool-b64: embedding: 2 records, max abs
 t_grep "pipeline with args on each stage" '^tokenize-pipeline: input_ids: 20 records, 0 mismatches: ok$' "$T/out"
 t_grep "tokens compared" '^tokenize-pipeline: tokens: 20 records, 0 mismatches: ok$' "$T/out"
 t_grep "golden_case compares with an earlier output" '^same-as-before: input_ids: 20 records, 0 mismatches: ok$' "$T/out"
-t_grep "last line counts" "ok.yaml: 4 cases, 0 failed\$" "$T/out"
+t_grep "args as a string" '^pool-words: embedding: 2 records, max abs diff 0' "$T/out"
+t_grep "last line counts" "ok.yaml: 5 cases, 0 failed\$" "$T/out"
 
 # --case runs one case (and what it depends on)
 emb-validate --manifest "$T/ok.yaml" --case same-as-before > "$T/out" 2>&1
