@@ -73,6 +73,11 @@ int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
 		emb_reader_free(r);
 		return emb_err_set(err, "out of memory");
 	}
+	if (fstat(r->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		emb_err_set(err, "%s: %s", r->name, strerror(EISDIR));
+		emb_reader_free(r);
+		return -1;
+	}
 	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		off_t pos = lseek(r->fd, 0, SEEK_CUR);
 		r->total = (uint64_t)st.st_size;

@@ -11,6 +11,14 @@
  *       args: []
  *       tolerance: {embedding: 1e-5, token_embeddings: 1e-4}
  *
+ * Other case keys: synth_root (what the recipe's "base" is relative to;
+ * default: the nearest directory above the recipe that holds it),
+ * input_fields (keep only these members of each input record), limit
+ * (first N records of input and golden), golden_case (the output of an
+ * earlier case as the golden), atol / min_cos (a number, or min_cos per
+ * field), fields (compare only these), expect_exit (default 0), timeout
+ * (seconds, default 600), description (ignored).
+ *
  * The whole manifest is checked before anything runs (a malformed one is
  * exit 3 with FILE:LINE and the key).  Commands are never given to a
  * shell: "a | b c" is split on '|' and blanks, each stage is an emb-*

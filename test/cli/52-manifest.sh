@@ -33,6 +33,11 @@ cases:
     command: emb-pool
     args: --mode mean
     tolerance: 0
+  - name: pool-loose
+    input: tok.jsonl
+    golden: wrong.jsonl
+    command: emb-pool --mode mean
+    tolerance: 0.5
   - name: tokenize-pipeline
     model: $M
     input: $TOK/trunc16.jsonl
@@ -60,7 +65,8 @@ t_grep "pipeline with args on each stage" '^tokenize-pipeline: input_ids: 20 rec
 t_grep "tokens compared" '^tokenize-pipeline: tokens: 20 records, 0 mismatches: ok$' "$T/out"
 t_grep "golden_case compares with an earlier output" '^same-as-before: input_ids: 20 records, 0 mismatches: ok$' "$T/out"
 t_grep "args as a string" '^pool-words: embedding: 2 records, max abs diff 0' "$T/out"
-t_grep "last line counts" "ok.yaml: 5 cases, 0 failed\$" "$T/out"
+t_grep "one tolerance for all fields" '^pool-loose: embedding: 2 records, max abs diff 0.5 (id 2), .*: ok$' "$T/out"
+t_grep "last line counts" "ok.yaml: 6 cases, 0 failed\$" "$T/out"
 
 # --case runs one case (and what it depends on)
 emb-validate --manifest "$T/ok.yaml" --case same-as-before > "$T/out" 2>&1
@@ -201,6 +207,7 @@ cases:
   - name: bert-tiny
     model: fx/bert-tiny
     synth: $D/fixtures/bert-tiny-cls-bf16/recipe.json
+    synth_root: $D
     input: $D/corpus/texts.jsonl
     golden: $D/fixtures/bert-tiny-cls-bf16/golden.jsonl
     limit: 8
