@@ -70,6 +70,7 @@ typedef struct out {
 	int has_types;
 	int tokenized;
 	size_t truncated, prompt_length;
+	int skip;               /* prompt tokens for pooling */
 	float *v;               /* (n, hidden) or pooled (vn) */
 	size_t vcap;
 	int vn;
@@ -163,6 +164,8 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 				                   nt, o->n);
 			o->has_types = 1;
 		}
+		if (emb_record_prompt_length(&o->skip, r->rec, err) < 0)
+			return -1;
 	} else {
 		emb_encoding enc;
 		emb_encoding_init(&enc);
@@ -183,6 +186,7 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 		memcpy(o->types, enc.type_ids, enc.len * sizeof(int32_t));
 		o->has_types = 1;
 		o->tokenized = 1;
+		o->skip = (int)o->prompt_length;
 		emb_encoding_release(&enc);
 	}
 	if (o->n == 0)
@@ -251,7 +255,7 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 			o->v = NULL;
 			o->vcap = 0;
 			if (emb_pool_apply(&o->v, &o->vn, &c->spec, tok, (int)o->n,
-			                   c->hidden, rs[i]->rec, err) < 0)
+			                   c->hidden, o->skip, err) < 0)
 				return -1;
 		} else {
 			if (o->n * h > o->vcap) {

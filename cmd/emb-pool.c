@@ -102,7 +102,7 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	out *o = r->user;
 	float *tok;
 	size_t rows, cols;
-	int rc;
+	int rc, pl;
 
 	if (!o) {
 		o = r->user = calloc(1, sizeof(*o));
@@ -122,8 +122,12 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 		free(tok);
 		return emb_err_set(err, "field 'token_embeddings' is too large");
 	}
+	if (emb_record_prompt_length(&pl, r->rec, err) < 0) {
+		free(tok);
+		return -1;
+	}
 	rc = emb_pool_apply(&o->v, &o->n, &c->spec, tok, (int)rows, (int)cols,
-	                    r->rec, err);
+	                    pl, err);
 	free(tok);
 	if (rc < 0)
 		return -1;

@@ -812,8 +812,27 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 /* ------------------------------------------------------------------ */
 /* pooling                                                             */
 
+int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err)
+{
+	const char *raw;
+	size_t k;
+	char *end;
+	long x;
+
+	*out = 0;
+	raw = emb_record_raw(rec, "prompt_length", &k);
+	if (!raw)
+		return 0;
+	errno = 0;
+	x = strtol(raw, &end, 10);
+	if (errno || end != raw + k || x < 0 || x > INT_MAX)
+		return emb_err_set(err, "field 'prompt_length' must be a non-negative integer");
+	*out = (int)x;
+	return 0;
+}
+
 int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, const emb_record *rec,
+                   const float *tok, int n, int d, int prompt_length,
                    emb_err *err)
 {
 	int pd = emb_pool_dim(p->modes, d), skip = 0;
@@ -829,17 +848,8 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 	if (p->dim > pd)
 		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
 		                   p->dim, pd);
-	if (!p->include_prompt && rec && emb_record_has(rec, "prompt_length")) {
-		size_t k;
-		const char *raw = emb_record_raw(rec, "prompt_length", &k);
-		char *end;
-		long x;
-		errno = 0;
-		x = strtol(raw, &end, 10);
-		if (errno || end != raw + k || x < 0 || x > INT_MAX)
-			return emb_err_set(err, "field 'prompt_length' must be a non-negative integer");
-		skip = (int)x;
-	}
+	if (!p->include_prompt)
+		skip = prompt_length;
 	v = malloc((size_t)pd * sizeof(float));
 	if (!v)
 		return emb_err_set(err, "out of memory");

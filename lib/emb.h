@@ -246,6 +246,41 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
  */
 int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
 
+/*
+ * Heads.  The architecture in config.json names the head
+ * (*ForSequenceClassification: a classifier over the first token, with
+ * num_labels from id2label; *ForMaskedLM: the masked-LM head, decoder
+ * tied to the word embeddings when the file has none).  Head weights are
+ * read on the first emb_model_forward_head call that needs them.
+ */
+enum emb_head {
+	EMB_HEAD_NONE = 0,
+	EMB_HEAD_CLASSIFIER = 1,
+	EMB_HEAD_MLM = 2,
+};
+/* what emb_model_forward_head writes */
+enum emb_out {
+	EMB_OUT_HIDDEN = 0,     /* (tokens, hidden): as emb_model_forward */
+	EMB_OUT_LOGITS = 1,     /* classifier: (nseq, num_labels) */
+	EMB_OUT_MLM = 2,        /* masked LM: (tokens, vocab) logits */
+	EMB_OUT_SPLADE = 3,     /* masked LM: (nseq, vocab) SPLADE weights,
+	                           max over tokens of log(1 + relu(logit)) */
+};
+int emb_model_head(const emb_model *m);         /* enum emb_head */
+int emb_model_num_labels(const emb_model *m);   /* 0: no classifier */
+/* id2label name of label i (borrowed), NULL when out of range */
+const char *emb_model_label(const emb_model *m, int i);
+/* floats per row of output KIND (rows: tokens or sequences, see enum) */
+size_t emb_model_out_width(const emb_model *m, int kind);
+/*
+ * Forward NSEQ sequences (as emb_model_forward) through the head that
+ * KIND needs; out: rows x emb_model_out_width(m, kind).  Error when the
+ * model has no such head or its weights are missing.  Batching and
+ * threads do not change results.
+ */
+int emb_model_forward_head(emb_model *m, float *out, int kind,
+                           const emb_seq *seqs, int nseq, emb_err *err);
+
 /* ------------------------------------------------------------------ */
 /* pooling                                                             */
 
@@ -303,10 +338,14 @@ typedef struct emb_record emb_record;  /* one parsed JSON object line */
 emb_record *emb_record_new(void);       /* new, emb_record_free */
 void emb_record_free(emb_record *rec);
 /* Parse LINE (copied) as one JSON object; invalid JSON or UTF-8 is an
- * error ("invalid JSON at column 12: ..."). */
+ * error ("invalid JSON at column 12: ...", "invalid UTF-8 at column 3");
+ * so is an empty or whitespace-only line ("empty line"), so that every
+ * input line yields one output record or one diagnostic.  Nesting is
+ * limited to 512 levels; a duplicate key: getters see the last one. */
 int emb_record_parse(emb_record *rec, const char *line, size_t len,
                      emb_err *err);
-/* --raw: the record {"text": LINE} (LINE must be valid UTF-8) */
+/* --raw: the record {"text": LINE} (LINE must be valid UTF-8; an empty
+ * line is the empty text) */
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,
                          emb_err *err);
 int emb_record_has(const emb_record *rec, const char *key);
@@ -508,13 +547,15 @@ typedef struct emb_pool_spec {
 } emb_pool_spec;
 
 /*
- * tok (n, d) -> *out (new, free()) of *outn values: pooling, Normalize,
- * then with dim: keep the first dim values and L2-normalize.  REC (may
- * be NULL) gives prompt_length when include_prompt is 0.
+ * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
+ * the first PROMPT_LENGTH rows when p->include_prompt is 0), Normalize,
+ * then with dim: keep the first dim values and L2-normalize.
  */
 int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, const emb_record *rec,
+                   const float *tok, int n, int d, int prompt_length,
                    emb_err *err);
+/* the record's "prompt_length" (0 when absent) */
+int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
 
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max);
@@ -655,5 +696,68 @@ typedef struct emb_manifest_opts {
  */
 int emb_manifest_run(const char *path, const emb_manifest_opts *o,
                      emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* reranking (lib/rerank.c)                                            */
+
+enum emb_activation {
+	EMB_ACTIVATION_NONE = 0,        /* raw logits (Identity) */
+	EMB_ACTIVATION_SIGMOID = 1,     /* per label */
+	EMB_ACTIVATION_SOFTMAX = 2,     /* over the labels */
+};
+/* "none"/"identity", "sigmoid", "softmax", or a sentence-transformers
+ * class name ("torch.nn.modules.activation.Sigmoid"); -1 when unknown */
+int emb_activation_parse(const char *s);
+const char *emb_activation_name(int act);
+/*
+ * The cross-encoder activation the model in DIR declares:
+ * config_sentence_transformers.json or config.json
+ * "sentence_transformers": {"activation_fn": ...}; EMB_ACTIVATION_NONE
+ * when neither says anything.  -1 (err) on an unknown or bad value.
+ */
+int emb_activation_default(int *out, const char *dir, emb_err *err);
+/* v (n) in place */
+void emb_activation_apply(float *v, int n, int act);
+/* order (n): indices of scores (n) best first, ties by lower index */
+void emb_rank_order(int *order, const float *scores, int n);
+/*
+ * ColBERT late interaction: sum over query rows q (nq, dim) of the max
+ * over document rows d (nd, dim) of cos(q_i, d_j).  Rows are normalized
+ * as torch.nn.functional.normalize (eps 1e-12); 0 when nd is 0.
+ */
+double emb_maxsim(const float *q, int nq, const float *d, int nd, int dim);
+
+/* ------------------------------------------------------------------ */
+/* vector quantization (lib/quant.c): sentence-transformers'           */
+/* quantize_embeddings in float32, saturating out-of-range values      */
+
+enum emb_vq {
+	EMB_VQ_INT8 = 1,        /* (x - min) / ((max - min) / 255) - 128 */
+	EMB_VQ_UINT8 = 2,       /* (x - min) / ((max - min) / 255) */
+	EMB_VQ_BINARY = 3,      /* packbits(x > 0) - 128 as int8 */
+	EMB_VQ_UBINARY = 4,     /* packbits(x > 0) */
+};
+/* "int8", "uint8", "binary", "ubinary" -> enum emb_vq; 0 when unknown */
+int emb_vq_parse(const char *s);
+const char *emb_vq_name(int kind);   /* also the output field name */
+/* values per quantized vector of dim floats */
+size_t emb_vq_width(int kind, int dim);
+/* running per-dimension ranges: mins/maxs (dim) start at +inf/-inf */
+void emb_vq_ranges_init(float *mins, float *maxs, int dim);
+void emb_vq_ranges_add(float *mins, float *maxs, const float *v, int dim);
+/*
+ * v (dim) -> out (emb_vq_width): float32 arithmetic, truncation toward
+ * zero, then saturation to the type's range (NaN, e.g. a dimension with
+ * min == max, gives the lowest value).  mins/maxs only for int8/uint8.
+ * Returns the number of values that saturated.
+ */
+size_t emb_vq_quantize(int32_t *out, int kind, const float *v, int dim,
+                       const float *mins, const float *maxs);
+/* the matching unpacking for scoring: q (emb_vq_width) -> out (dim):
+ * binary/ubinary: +1 for a set bit, -1 for a clear one (so that a dot
+ * product is dim - 2 * hamming distance); int8/uint8: the center of the
+ * value's bucket, min + (u + 0.5) * step (u = q, or q + 128 for int8) */
+void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
+                       const float *mins, const float *maxs);
 
 #endif /* EMB_H */

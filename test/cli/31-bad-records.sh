@@ -83,10 +83,10 @@ emb-tokenize -m "$M" "$T/b.jsonl" "$T/missing.jsonl" "$T/b.jsonl" > "$T/out" 2> 
 t_eq "several files: exit 1" "$s" 1
 t_lines "several files: good records of each" 2 "$T/out"
 t_grep "missing file reported" "^emb-tokenize: error: $T/missing.jsonl: No such file or directory" "$T/err"
+t_eq "line numbers per file" "$(grep -c "(at $T/b.jsonl:2)" "$T/err")" 2
 emb-tokenize -m "$M" "$T" < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "a directory operand: exit 1" "$s" 1
 t_grep "a directory operand: named" "^emb-tokenize: error: $T: Is a directory" "$T/err"
-t_eq "line numbers per file" "$(grep -c "(at $T/b.jsonl:2)" "$T/err")" 2
 
 # emb-pool's own fields
 {

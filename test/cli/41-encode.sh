@@ -120,3 +120,21 @@ if [ -w /dev/full ]; then
 	t_eq "emb-encode > /dev/full: message" "$(cat "$T/err")" \
 		"emb-encode: error: write error: No space left on device"
 fi
+
+# include_prompt false: the prompt's tokens are left out of the mean, the
+# same in one process (prompt applied by emb-encode) and in the pipeline
+# (prompt_length carried by the record)
+P="$T/prompted"
+cp -R "$B" "$P"
+printf '{"word_embedding_dimension":64,"pooling_mode_mean_tokens":true,"include_prompt":false}\n' > "$P/1_Pooling/config.json"
+printf '{"prompts":{"query":"query: "},"default_prompt_name":null}\n' > "$P/config_sentence_transformers.json"
+head -12 "$C" > "$T/in12.jsonl"
+emb-encode -m "$P" -j 2 --pool --prompt-name query "$T/in12.jsonl" > "$T/pp1" 2> "$T/err"; s=$?
+t_eq "include_prompt false, --prompt-name: exit 0" "$s$(cat "$T/err")" 0
+t_grep "prompt_length written" '"prompt_length":3,"embedding":\[' "$T/pp1"
+emb-tokenize -m "$P" --prompt-name query "$T/in12.jsonl" | emb-encode -m "$P" -j 2 --pool > "$T/pp2"
+t_ok "include_prompt false: prompt_length from the record == emb-encode's own" cmp -s "$T/pp1" "$T/pp2"
+emb-tokenize -m "$P" --prompt-name query "$T/in12.jsonl" | emb-encode -m "$P" -j 2 | emb-pool -m "$P" > "$T/pp3"
+t_ok "include_prompt false: three stages agree" cmp -s "$T/pp1" "$T/pp3"
+emb-tokenize -m "$P" --prompt-name query "$T/in12.jsonl" | emb-encode -m "$P" -j 2 | emb-pool --mode mean > "$T/pp4"
+t_ok "include_prompt true (no -m): a different vector" test "$(sed -n 4p "$T/pp1")" != "$(sed -n 4p "$T/pp4")"

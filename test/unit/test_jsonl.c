@@ -537,3 +537,38 @@ Test(jsonl, from_text)
 	cr_expect_eq(len, 0);
 	emb_record_free(r);
 }
+
+Test(jsonl, out_strings_and_ints)
+{
+	const char *t[] = { "[CLS]", "caf\xc3\xa9", "q\"\\", NULL };
+	int32_t ids[] = { 101, -7, 2147483647 };
+	emb_record *r = emb_record_new();
+	emb_buf b;
+	emb_err e;
+	const char *s;
+	size_t n;
+	int32_t *back;
+
+	emb_buf_init(&b);
+	emb_out_begin(&b, NULL, NULL);
+	emb_out_strings(&b, "tokens", t, 4);
+	emb_out_int32s(&b, "ids", ids, 3);
+	emb_out_int32s(&b, "none", ids, 0);
+	emb_out_int(&b, "neg", -42);
+	emb_out_json(&b, "raw", "{\"a\": [1]}", 10);
+	emb_out_end(&b);
+	cr_expect_str_eq(b.p, "{\"tokens\":[\"[CLS]\",\"caf\xc3\xa9\",\"q\\\"\\\\\",\"\"],"
+	                 "\"ids\":[101,-7,2147483647],\"none\":[],\"neg\":-42,"
+	                 "\"raw\":{\"a\": [1]}}\n");
+	cr_assert_eq(emb_record_parse(r, b.p, b.len - 1, &e), 0, "%s", e.msg);
+	cr_assert_eq(emb_record_get_int32s(r, "ids", &back, &n, &e), 0);
+	cr_expect(n == 3 && !memcmp(back, ids, sizeof(ids)));
+	free(back);
+	cr_assert_eq(emb_record_get_int32s(r, "none", &back, &n, &e), 0);
+	cr_expect_eq(n, 0);
+	free(back);
+	s = emb_record_raw(r, "raw", &n);
+	cr_expect(n == 10 && !memcmp(s, "{\"a\": [1]}", 10));
+	emb_buf_release(&b);
+	emb_record_free(r);
+}
