@@ -6,16 +6,20 @@
 include config.mk
 
 LIB_OBJ = lib/err.o lib/hub.o lib/safetensors.o lib/stconfig.o \
-	lib/tokenizer.o lib/normalizer.o lib/wordpiece.o \
+	lib/tokenizer.o lib/normalizer.o lib/wordpiece.o lib/bpe.o lib/unigram.o \
+	lib/precompiled.o lib/pretok.o \
 	lib/model.o lib/arch_bert.o lib/kernels.o lib/cpu.o lib/threadpool.o \
 	lib/pool.o lib/jsonl.o lib/cli.o lib/validate.o lib/manifest.o \
-	lib/synth.o $(SIMD_OBJ)
+	lib/synth.o lib/rerank.o lib/quant.o lib/kernels_i8.o \
+	lib/kernels_vnni.o $(SIMD_OBJ)
 
-BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate
+BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
+	cmd/emb-rerank cmd/emb-quantize
 TEST_TOOLS = test/emb-synth
 UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
-	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o
+	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
+	test/unit/test_heads.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -36,6 +40,11 @@ lib/kernels_avx2.o: lib/kernels_avx2.c lib/emb.h lib/kernels.h config.mk
 lib/kernels_avx512.o: lib/kernels_avx512.c lib/emb.h lib/kernels.h config.mk
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kernels_avx512.c
 
+# int8 kernels: VNNI_CFLAGS (config.mk) enables the vpdpbusd version
+lib/kernels_vnni.o: lib/kernels_vnni.c lib/qkernels.h config.mk
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kernels_vnni.c
+lib/kernels_i8.o lib/model.o: lib/qkernels.h
+
 cmd/emb-tokenize: cmd/emb-tokenize.o lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ cmd/emb-tokenize.o lib/libemb.a $(LDLIBS)
 cmd/emb-encode: cmd/emb-encode.o lib/libemb.a
@@ -44,6 +53,10 @@ cmd/emb-pool: cmd/emb-pool.o lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ cmd/emb-pool.o lib/libemb.a $(LDLIBS)
 cmd/emb-validate: cmd/emb-validate.o lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ cmd/emb-validate.o lib/libemb.a $(LDLIBS)
+cmd/emb-rerank: cmd/emb-rerank.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-rerank.o lib/libemb.a $(LDLIBS)
+cmd/emb-quantize: cmd/emb-quantize.o lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ cmd/emb-quantize.o lib/libemb.a $(LDLIBS)
 test/emb-synth: test/emb-synth.o lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ test/emb-synth.o lib/libemb.a $(LDLIBS)
 test/unit/units: $(UNIT_OBJ) lib/libemb.a
@@ -62,7 +75,8 @@ distclean: clean
 
 # install, uninstall, demo (docs).  PREFIX, BINDIR and MANDIR come from
 # config.mk; `make install PREFIX=/opt/emb DESTDIR=/tmp/stage` overrides.
-MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1
+MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
+	man/emb-rerank.1 man/emb-quantize.1
 MAN7 = man/emb.7
 
 install: $(BINS)

@@ -19,8 +19,17 @@ static const char usage[] =
 "  --normalize, --no-normalize\n"
 "                     override the model's Normalize module (with --pool)\n"
 "  --dim N            keep the first N values, then L2-normalize (--pool)\n"
+"  --pool=splade      masked-LM models: write sparse: {\"indices\": [...],\n"
+"                     \"values\": [...]} (indices ascending), the max over\n"
+"                     tokens of log(1 + relu(logits))\n"
+"  --top-k K          keep the K largest sparse values (--pool=splade)\n"
+"  --terms            sparse: write \"terms\" (vocabulary strings) instead\n"
+"                     of \"indices\" (--pool=splade)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
 "  --batch-tokens N   tokens per forward pass (default 8192)\n"
+"  --weights int8     quantize the linear weights to int8 at load (W8)\n"
+"  --act int8         int8 activations too (W8A8; needs int8 weights: an\n"
+"                     emb-quantize checkpoint or --weights int8)\n"
 "  --b64              write vectors as KEY_b64 (base64 little-endian float32)\n"
 "When tokenizing text (as emb-tokenize; input_ids, token_type_ids,\n"
 "truncated and prompt_length are written too):\n"
@@ -35,7 +44,8 @@ static const char usage[] =
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
 
-enum { O_POOL = 1, O_NORM, O_NONORM, O_DIM, O_THREADS, O_BATCH };
+enum { O_POOL = 1, O_NORM, O_NONORM, O_DIM, O_THREADS, O_BATCH, O_TOPK,
+       O_TERMS, O_WEIGHTS, O_ACT };
 
 static const emb_cli_opt opts[] = {
 	{ "pool", 0, EMB_ARG_OPTIONAL, O_POOL },
@@ -44,6 +54,10 @@ static const emb_cli_opt opts[] = {
 	{ "dim", 0, EMB_ARG_REQUIRED, O_DIM },
 	{ "threads", 'j', EMB_ARG_REQUIRED, O_THREADS },
 	{ "batch-tokens", 0, EMB_ARG_REQUIRED, O_BATCH },
+	{ "top-k", 0, EMB_ARG_REQUIRED, O_TOPK },
+	{ "terms", 0, EMB_ARG_NONE, O_TERMS },
+	{ "weights", 0, EMB_ARG_REQUIRED, O_WEIGHTS },
+	{ "act", 0, EMB_ARG_REQUIRED, O_ACT },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -54,6 +68,9 @@ typedef struct ctx {
 	int normalize;          /* -1: the model's */
 	int dim, threads;
 	long long batch_tokens;
+	int splade, terms;      /* --pool=splade, --terms */
+	int w8, a8;             /* --weights int8, --act int8 */
+	long long top_k;        /* --top-k, 0: all */
 	emb_model *m;
 	int hidden, maxpos, vocab, types;
 	emb_text_tok tt;        /* tt.tok NULL: no tokenizer files */
@@ -71,7 +88,9 @@ typedef struct out {
 	int tokenized;
 	size_t truncated, prompt_length;
 	int skip;               /* prompt tokens for pooling */
-	float *v;               /* (n, hidden) or pooled (vn) */
+	float *v;               /* (n, hidden) or pooled (vn) or sparse
+	                           values (vn) */
+	int32_t *sp_idx;        /* sparse indices (vn) */
 	size_t vcap;
 	int vn;
 } out;
@@ -84,6 +103,10 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 	switch (key) {
 	case O_POOL:
 		c->pool = 1;
+		if (arg && !strcmp(arg, "splade")) {
+			c->splade = 1;
+			return 0;
+		}
 		if (arg) {
 			unsigned m = 0, x;
 			char part[64];
@@ -109,6 +132,22 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 badmode:
 		return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
 		                   arg);
+	case O_TOPK:
+		if (emb_cli_parse_int(&c->top_k, arg, 1, 1LL << 30, 0) < 0)
+			return emb_err_set(err, "--top-k must be a positive integer, not '%s'",
+			                   arg);
+		return 0;
+	case O_TERMS: c->terms = 1; return 0;
+	case O_WEIGHTS:
+		if (strcmp(arg, "int8"))
+			return emb_err_set(err, "--weights: '%s' is not int8", arg);
+		c->w8 = 1;
+		return 0;
+	case O_ACT:
+		if (strcmp(arg, "int8"))
+			return emb_err_set(err, "--act: '%s' is not int8", arg);
+		c->a8 = 1;
+		return 0;
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;
 	case O_DIM:
@@ -206,6 +245,28 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	return 0;
 }
 
+/* a JSON string literal of s */
+static void json_str(emb_buf *b, const char *s)
+{
+	char esc[8];
+
+	emb_buf_add(b, "\"", 1);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			emb_buf_add(b, esc, 2);
+		} else if (ch < 0x20) {
+			snprintf(esc, sizeof(esc), "\\u%04x", ch);
+			emb_buf_add(b, esc, 6);
+		} else {
+			emb_buf_add(b, s, 1);
+		}
+	}
+	emb_buf_add(b, "\"", 1);
+}
+
 static int all_finite(const float *v, size_t n)
 {
 	size_t i;
@@ -214,6 +275,88 @@ static int all_finite(const float *v, size_t n)
 		if (!isfinite(v[i]))
 			return 0;
 	return 1;
+}
+
+static const float *sp_vals;
+
+/* larger value first, then lower index */
+static int sp_cmp(const void *a, const void *b)
+{
+	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+
+	if (sp_vals[i] != sp_vals[j])
+		return sp_vals[i] > sp_vals[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+
+	return (i > j) - (i < j);
+}
+
+/* w (vocab) -> o->sp_idx, o->v: the nonzeros (top_k largest), ascending */
+static int sparse_of(out *o, const float *w, int vocab, long long top_k,
+                     emb_err *err)
+{
+	int k = 0;
+
+	free(o->v);
+	free(o->sp_idx);
+	o->vcap = 0;
+	o->v = malloc(((size_t)vocab + 1) * sizeof(float));
+	o->sp_idx = malloc(((size_t)vocab + 1) * sizeof(int32_t));
+	if (!o->v || !o->sp_idx)
+		return emb_err_set(err, "out of memory");
+	for (int i = 0; i < vocab; i++)
+		if (w[i] != 0)
+			o->sp_idx[k++] = i;
+	if (top_k > 0 && k > top_k) {
+		sp_vals = w;
+		qsort(o->sp_idx, (size_t)k, sizeof(int32_t), sp_cmp);
+		k = (int)top_k;
+		qsort(o->sp_idx, (size_t)k, sizeof(int32_t), cmp_i32);
+	}
+	for (int i = 0; i < k; i++)
+		o->v[i] = w[o->sp_idx[i]];
+	o->vn = k;
+	return 0;
+}
+
+/* SPLADE: seqs (n) -> sparse vectors, SPLADE_SEQS sequences a forward */
+#define SPLADE_SEQS 32
+
+static int run_splade(ctx *c, emb_cli_rec **rs, int n, emb_err *err)
+{
+	size_t V = (size_t)c->vocab;
+
+	if (SPLADE_SEQS * V > c->scratch_cap) {
+		float *p = realloc(c->scratch, SPLADE_SEQS * V * sizeof(float));
+		if (!p)
+			return emb_err_set(err, "out of memory");
+		c->scratch = p;
+		c->scratch_cap = SPLADE_SEQS * V;
+	}
+	for (int s0 = 0; s0 < n; s0 += SPLADE_SEQS) {
+		int k = n - s0 < SPLADE_SEQS ? n - s0 : SPLADE_SEQS;
+		// seqs -> scratch (k, vocab)
+		if (emb_model_forward_head(c->m, c->scratch, EMB_OUT_SPLADE,
+		                           c->seqs + s0, k, err) < 0)
+			return -1;
+		for (int i = 0; i < k; i++) {
+			out *o = rs[s0 + i]->user;
+			const float *w = c->scratch + (size_t)i * V;
+			if (!all_finite(w, V)) {
+				rs[s0 + i]->bad = 1;
+				emb_err_set(&rs[s0 + i]->err, "the model output is not finite (NaN or infinity)");
+				continue;
+			}
+			if (sparse_of(o, w, c->vocab, c->top_k, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
@@ -236,6 +379,8 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 		c->seqs[i].len = (int)o->n;
 		total += o->n;
 	}
+	if (c->splade)
+		return run_splade(c, rs, n, err);
 	if (total * h > c->scratch_cap) {
 		float *p = realloc(c->scratch, total * h * sizeof(float));
 		if (!p)
@@ -302,7 +447,32 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 		if (o->prompt_length > 0)
 			emb_out_int(b, "prompt_length", (long long)o->prompt_length);
 	}
-	if (c->pool)
+	if (c->splade) {
+		emb_buf j;
+		char num[32];
+		emb_buf_init(&j);
+		emb_buf_add(&j, c->terms ? "{\"terms\":[" : "{\"indices\":[", c->terms ? 10 : 12);
+		for (int i = 0; i < o->vn; i++) {
+			if (i)
+				emb_buf_add(&j, ",", 1);
+			if (c->terms) {
+				const char *t = emb_tokenizer_id_to_token(c->tt.tok, o->sp_idx[i]);
+				json_str(&j, t ? t : "");
+			} else {
+				int len = snprintf(num, sizeof(num), "%d", (int)o->sp_idx[i]);
+				emb_buf_add(&j, num, (size_t)len);
+			}
+		}
+		emb_buf_add(&j, "],\"values\":[", 12);
+		for (int i = 0; i < o->vn; i++) {
+			if (i)
+				emb_buf_add(&j, ",", 1);
+			emb_buf_add(&j, num, emb_fmt_f32(num, o->v[i]));
+		}
+		emb_buf_add(&j, "]}", 2);
+		emb_out_json(b, "sparse", j.p, j.len);
+		emb_buf_release(&j);
+	} else if (c->pool)
 		emb_out_floats(b, "embedding", o->v, (size_t)o->vn, c->cli.b64);
 	else
 		emb_out_matrix(b, "token_embeddings", o->v, o->n,
@@ -316,6 +486,7 @@ static void free_user(void *vc, void *u)
 	out *o = u;
 
 	(void)vc;
+	free(o->sp_idx);
 	free(o->ids);
 	free(o->types);
 	free(o->v);
@@ -347,11 +518,21 @@ int main(int argc, char **argv)
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
 	if (c.dim && !c.pool)
 		emb_cli_usage_error(&c.cli, "--dim needs --pool");
+	if ((c.top_k || c.terms) && !c.splade)
+		emb_cli_usage_error(&c.cli, "--top-k and --terms need --pool=splade");
+	if (c.splade && (c.dim || c.normalize >= 0))
+		emb_cli_usage_error(&c.cli, "--pool=splade takes no --dim, --normalize or --no-normalize");
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
+	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
+	mo.weights_int8 = c.w8;
+	mo.act_int8 = c.a8;
 	if (emb_model_load(&c.m, dir, &mo, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+	if (c.splade && emb_model_head(c.m) != EMB_HEAD_MLM)
+		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --pool=splade needs a masked-LM model (*ForMaskedLM), not %s",
+		            dir, emb_model_arch(c.m));
 	c.hidden = emb_model_hidden_size(c.m);
 	c.maxpos = emb_model_max_positions(c.m);
 	c.vocab = emb_model_vocab_size(c.m);
@@ -368,7 +549,18 @@ int main(int argc, char **argv)
 	c.spec.dim = c.dim;
 	c.spec.in_dim = 0;
 	pd = emb_pool_dim(c.spec.modes, c.hidden);
-	if (c.pool && c.dim > pd)
+	if (c.splade) {
+		/* load the head now: missing head weights are a load error */
+		int32_t id = 0;
+		emb_seq sq = { &id, NULL, 1 };
+		float *tmp = malloc((size_t)c.vocab * sizeof(float));
+		if (!tmp || emb_model_forward_head(c.m, tmp, EMB_OUT_SPLADE, &sq, 1, &err) < 0)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", tmp ? err.msg : "out of memory");
+		free(tmp);
+		if (c.terms && !c.tt.tok)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --terms needs the tokenizer files", dir);
+	}
+	if (c.pool && !c.splade && c.dim > pd)
 		emb_cli_usage_error(&c.cli, "--dim %d is larger than the embedding dimension %d",
 		                    c.dim, pd);
 	ops.batch_cost = (size_t)c.batch_tokens;

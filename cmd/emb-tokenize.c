@@ -18,6 +18,9 @@ static const char usage[] =
 "  --prompt-name NAME prepend the model's prompt NAME\n"
 "  --no-prompt        ignore the model's default prompt\n"
 "  --tokens           also write the token strings as tokens\n"
+"  --offsets          also write offsets: [start,end) of each token in\n"
+"                     code points of its text (text_pair for the second\n"
+"                     sequence; [0,0] for special tokens)\n"
 "  --raw              input lines are plain text, read as {\"text\": LINE}\n"
 "  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
 "  --strict           stop at the first bad record\n"
@@ -31,7 +34,43 @@ static const char usage[] =
 typedef struct ctx {
 	emb_cli cli;
 	emb_text_tok tt;
+	int offsets;
 } ctx;
+
+enum { OPT_OFFSETS = 1 };
+
+static int handle(void *vc, int key, const char *arg, emb_err *err)
+{
+	ctx *c = vc;
+
+	(void)arg;
+	(void)err;
+	if (key == OPT_OFFSETS)
+		c->offsets = 1;
+	return 0;
+}
+
+/* "offsets": [[s,e],...] */
+static int out_offsets(emb_buf *b, const emb_encoding *enc, emb_err *err)
+{
+	size_t i, n = 0, cap = 24 * enc->len + 8;
+	char *s = malloc(cap);
+
+	if (!s)
+		return emb_err_set(err, "out of memory");
+	s[n++] = '[';
+	for (i = 0; i < enc->len; i++) {
+		int32_t a = enc->offsets[2 * i], e = enc->offsets[2 * i + 1];
+		if (enc->special[i] || a < 0 || e < 0)
+			a = e = 0;
+		n += (size_t)snprintf(s + n, cap - n, "%s[%d,%d]", i ? "," : "",
+		                      a, e);
+	}
+	s[n++] = ']';
+	emb_out_json(b, "offsets", s, n);
+	free(s);
+	return 0;
+}
 
 typedef struct out {
 	emb_encoding enc;
@@ -60,7 +99,7 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 {
 	static const char *const drop[] = {
 		"input_ids", "token_type_ids", "tokens", "truncated",
-		"prompt_length", NULL };
+		"prompt_length", "offsets", NULL };
 	ctx *c = vc;
 	out *o = r->user;
 
@@ -77,6 +116,8 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 		emb_out_strings(b, "tokens", t, o->enc.len);
 		free(t);
 	}
+	if (c->offsets && out_offsets(b, &o->enc, err) < 0)
+		return -1;
 	if (o->enc.truncated > 0)
 		emb_out_int(b, "truncated", (long long)o->enc.truncated);
 	if (o->prompt_length > 0)
@@ -104,7 +145,11 @@ int main(int argc, char **argv)
 	c.cli.prog = "emb-tokenize";
 	c.cli.usage = usage;
 	c.cli.common = EMB_CLI_RAW | EMB_CLI_MODEL | EMB_CLI_TEXT;
-	emb_cli_parse(&c.cli, argc, argv, NULL, NULL, NULL);
+	static const emb_cli_opt extra[] = {
+		{ "offsets", 0, EMB_ARG_NONE, OPT_OFFSETS },
+		{ NULL, 0, 0, 0 } };
+
+	emb_cli_parse(&c.cli, argc, argv, extra, handle, &c);
 	dir = emb_cli_model_dir(&c.cli, 1);
 	emb_text_tok_setup(&c.tt, &c.cli, dir, 0);
 	free(dir);

@@ -194,6 +194,56 @@ static int bert_forward(emb_model *m, float *out, const emb_batch *b,
 	return 0;
 }
 
+/* find NAME with no prefix ("classifier.weight", "cls.predictions.*") */
+static const emb_tensor *find_raw(const emb_model *m, const char *name)
+{
+	return emb_safetensors_find(m->st, name);
+}
+
+/*
+ * BertForSequenceClassification: classifier(tanh(pooler(h[CLS])));
+ * BertForMaskedLM: decoder(LN(act(transform(h)))) + bias, decoder tied
+ * to the word embeddings when cls.predictions.decoder.weight is absent.
+ */
+static int bert_head(emb_model *m, emb_err *err)
+{
+	const char *pre = m->prefix;
+	int H = m->hidden, rc;
+	char word[160];
+
+	if (m->head == EMB_HEAD_CLASSIFIER) {
+		m->cls.pre_act = EMB_ACT_TANH;
+		if (emb_model_linear(&m->cls.pre, m, "pooler.dense.weight",
+		                     "pooler.dense.bias", H, H, err))
+			return -1;
+		m->prefix = "";
+		rc = emb_model_linear(&m->cls.out, m, "classifier.weight",
+		                      "classifier.bias", m->num_labels, H, err);
+		m->prefix = pre;
+		return rc;
+	}
+	if (m->head != EMB_HEAD_MLM)
+		return emb_err_set(err, "%s: no head to load", m->dir);
+	snprintf(word, sizeof(word), "%sembeddings.word_embeddings.weight", pre);
+	m->prefix = "";
+	m->mlm.act = m->act;
+	rc = emb_model_linear(&m->mlm.transform, m,
+	                      "cls.predictions.transform.dense.weight",
+	                      "cls.predictions.transform.dense.bias", H, H, err) ||
+	     emb_model_norm(&m->mlm.ln, m,
+	                    "cls.predictions.transform.LayerNorm.weight",
+	                    "cls.predictions.transform.LayerNorm.bias", H,
+	                    m->eps, err) ||
+	     emb_model_linear(&m->mlm.decoder, m,
+	                      find_raw(m, "cls.predictions.decoder.weight") ?
+	                      "cls.predictions.decoder.weight" : word,
+	                      find_raw(m, "cls.predictions.decoder.bias") ?
+	                      "cls.predictions.decoder.bias" :
+	                      "cls.predictions.bias", m->vocab, H, err) ? -1 : 0;
+	m->prefix = pre;
+	return rc;
+}
+
 static const char *const bert_prefixes[] = { "", "bert.", "model.", NULL };
 
 const emb_family emb_family_bert = {
@@ -204,4 +254,5 @@ const emb_family emb_family_bert = {
 	.load = bert_load,
 	.forward = bert_forward,
 	.release = bert_release,
+	.head = bert_head,
 };

@@ -390,9 +390,11 @@ static emb_cli_rec *slot(batch *b, int i)
 	return b->s[i];
 }
 
-/* run and emit the first n records of the batch */
-static void flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
-                  int n, emb_buf *out, const emb_reader *rd)
+/* run and emit the first n records of the batch; with --strict, stop
+ * after the first bad one (also one that failed in ops->run or
+ * ops->emit) and return 1 */
+static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
+                 int n, emb_buf *out, const emb_reader *rd)
 {
 	int i, ng = 0;
 
@@ -429,13 +431,19 @@ static void flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 				c->tokens_done += r->cost;
 			}
 		}
-		if (r->bad)
+		if (r->bad) {
 			report(c, r, out);
+			if (c->strict) {
+				write_out(c, out);
+				return 1;
+			}
+		}
 		if (out->len >= (1u << 16))
 			write_out(c, out);
 	}
 	write_out(c, out);
 	progress(c, rd, 0);
+	return 0;
 }
 
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
@@ -455,7 +463,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	if (!b.s || !b.good)
 		emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 	emb_buf_init(&out);
-	c->t0 = c->t_last = now();
+	c->t0 = now();
+	c->t_last = c->t0 - 1.0;        /* the first status comes at once */
 	c->bytes_known = 1;
 	c->bytes_total = 0;
 	for (fi = 0; fi < nf; fi++) {
@@ -513,16 +522,20 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 					r->bad = 1;
 			}
 			if (r->bad && c->strict) {
-				flush(c, ops, ctx, &b, b.n, &out, rd);
-				report(c, r, &out);
-				write_out(c, &out);
+				if (!flush(c, ops, ctx, &b, b.n, &out, rd)) {
+					report(c, r, &out);
+					write_out(c, &out);
+				}
 				stop = 1;
 				break;
 			}
 			if (!r->bad && ops->batch_cost && b.cost > 0 &&
 			    b.cost + r->cost > ops->batch_cost) {
 				/* r opens the next batch */
-				flush(c, ops, ctx, &b, b.n, &out, rd);
+				if (flush(c, ops, ctx, &b, b.n, &out, rd)) {
+					stop = 1;
+					break;
+				}
 				b.s[b.n] = b.s[0];
 				b.s[0] = r;
 				b.n = 0;
@@ -532,13 +545,15 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (!r->bad)
 				b.cost += r->cost;
 			if (b.n >= bmax || !ops->batch_cost) {
-				flush(c, ops, ctx, &b, b.n, &out, rd);
+				stop = flush(c, ops, ctx, &b, b.n, &out, rd);
 				b.n = 0;
 				b.cost = 0;
+				if (stop)
+					break;
 			}
 		}
 		if (b.n > 0 && !stop) {
-			flush(c, ops, ctx, &b, b.n, &out, rd);
+			stop = flush(c, ops, ctx, &b, b.n, &out, rd);
 			b.n = 0;
 			b.cost = 0;
 		}
@@ -657,6 +672,8 @@ int emb_default_max_length(const char *dir, const emb_st_config *st,
 	return (int)max;
 }
 
+static char *lower_utf8(const char *s, size_t n, size_t *outn);
+
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max)
 {
@@ -713,9 +730,20 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 		/* as sentence-transformers: tokens of the prompt alone, minus
 		 * the trailing special token */
 		emb_encoding_init(&enc);
-		if (emb_tokenize(&enc, t->tok, t->prompt, t->prompt_len, NULL, 0,
-		                 &t->opts, &err) < 0)
+		if (t->lower) {
+			/* ST lowercases the prompt too (do_lower_case) */
+			size_t ln;
+			char *lp = lower_utf8(t->prompt, t->prompt_len, &ln);
+			if (!lp)
+				emb_cli_die(c, EMB_EXIT_MODEL, "out of memory");
+			if (emb_tokenize(&enc, t->tok, lp, ln, NULL, 0, &t->opts,
+			                 &err) < 0)
+				emb_cli_die(c, EMB_EXIT_MODEL, "prompt: %s", err.msg);
+			free(lp);
+		} else if (emb_tokenize(&enc, t->tok, t->prompt, t->prompt_len,
+		                        NULL, 0, &t->opts, &err) < 0) {
 			emb_cli_die(c, EMB_EXIT_MODEL, "prompt: %s", err.msg);
+		}
 		t->prompt_tokens = enc.len > 0 ? enc.len - 1 : 0;
 		emb_encoding_release(&enc);
 	}

@@ -207,6 +207,12 @@ typedef struct emb_model emb_model;
 
 typedef struct emb_model_opts {
 	int threads;            /* 0: all online cores */
+	int weights_int8;       /* 1: quantize linear weights to int8 per row
+	                           at load (W8: computed on the dequantized
+	                           weights); I8 checkpoints are W8 anyway */
+	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
+	                           with AVX-512 VNNI when present); needs int8
+	                           weights (weights_int8 or an I8 checkpoint) */
 } emb_model_opts;
 
 /*
@@ -245,6 +251,10 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
  * emb_model_forward is not reentrant: one call at a time per model.
  */
 int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
+/* linear layers in all, with int8 weights, and running W8A8; *kernel
+ * (borrowed): "vnni" or "scalar" (the int8 GEMM), or NULL without W8A8 */
+void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
+                           int *a8, const char **kernel);
 
 /*
  * Heads.  The architecture in config.json names the head
@@ -759,5 +769,16 @@ size_t emb_vq_quantize(int32_t *out, int kind, const float *v, int dim,
  * value's bucket, min + (u + 0.5) * step (u = q, or q + 128 for int8) */
 void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
                        const float *mins, const float *maxs);
+
+/*
+ * Write a converted checkpoint of the model in DIR to OUT (created; the
+ * config, tokenizer and module files are copied): TYPE "int8": every
+ * linear layer weight (2-D "*.weight", not an embedding or norm) as I8
+ * with an F32 "<name>_scale" per row (w = q * scale), the rest as is;
+ * "f16", "bf16": every F32/F64 tensor converted (round to nearest even).
+ * The metadata key "emb.quantization" names the scheme.
+ */
+int emb_quantize_model(const char *dir, const char *out, const char *type,
+                       emb_err *err);
 
 #endif /* EMB_H */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "emb.h"
 #include "kernels.h"
+#include "qkernels.h"
 
 /* ------------------------------------------------------------------ */
 /* thread pool (threadpool.c)                                          */
@@ -44,6 +45,10 @@ typedef struct emb_linear {
 	const float *wp;        /* W (out,in) packed (kernels.h); model-owned */
 	const float *b;         /* (out) or NULL; model-owned */
 	int in, out;
+	/* W8A8 (model opened with act_int8): int8 weights, qkernels.h */
+	const int8_t *wq;       /* packed; NULL: float only */
+	const float *ws;        /* (out) row scales */
+	const int32_t *wsum;    /* (out) row sums of the int8 weights */
 } emb_linear;
 
 typedef struct emb_norm {
@@ -58,7 +63,26 @@ enum emb_act {
 	EMB_ACT_GELU,           /* exact erf */
 	EMB_ACT_GELU_TANH,      /* gelu_new, gelu_pytorch_tanh */
 	EMB_ACT_RELU,
+	EMB_ACT_TANH,
 };
+
+/* ------------------------------------------------------------------ */
+/* heads (loaded on first use by the family's head hook)               */
+
+/* sequence classification: out(act(pre(h[first token]))) */
+typedef struct emb_head_cls {
+	emb_linear pre;         /* pooler / pre_classifier; in == 0: none */
+	int pre_act;            /* enum emb_act (tanh for BERT's pooler) */
+	emb_linear out;         /* classifier (labels, hidden) */
+} emb_head_cls;
+
+/* masked LM: decoder(LN(act(transform(h)))) per token */
+typedef struct emb_head_mlm {
+	emb_linear transform;   /* (hidden, hidden); in == 0: none */
+	int act;                /* enum emb_act */
+	emb_norm ln;            /* n == 0: none */
+	emb_linear decoder;     /* (vocab, hidden) with bias */
+} emb_head_mlm;
 
 /* ------------------------------------------------------------------ */
 /* model                                                               */
@@ -83,6 +107,9 @@ typedef struct emb_family {
 	int (*forward)(emb_model *m, float *out, const emb_batch *b,
 	               emb_err *err);
 	void (*release)(emb_model *m);  /* may be NULL */
+	/* optional: fill m->cls (m->head == EMB_HEAD_CLASSIFIER) or m->mlm
+	 * (EMB_HEAD_MLM) from the checkpoint; called once, on first use */
+	int (*head)(emb_model *m, emb_err *err);
 } emb_family;
 
 typedef struct emb_alloc emb_alloc;
@@ -104,6 +131,15 @@ struct emb_model {
 	int act;                /* enum emb_act */
 	void *fam_data;         /* the family's own (freed by release) */
 
+	/* head named by the architecture (emb_model_head) */
+	int head;               /* enum emb_head */
+	int head_state;         /* 0 not loaded, 1 loaded, -1 failed */
+	emb_err head_err;       /* why loading the head failed */
+	int num_labels;
+	char **labels;          /* (num_labels) id2label names */
+	emb_head_cls cls;
+	emb_head_mlm mlm;
+
 	/* scratch (grown per batch, kept) */
 	float *scratch;
 	size_t scratch_cap;     /* floats */
@@ -112,6 +148,14 @@ struct emb_model {
 	float *kv;              /* attention: packed K and V of a batch */
 	size_t kv_cap;          /* floats */
 	emb_alloc *allocs;      /* model-owned weight buffers */
+
+	/* int8 (emb_model_opts weights_int8, act_int8; I8 checkpoints) */
+	int w8_load, a8;
+	int n_linear, n_w8, n_a8;  /* linear layers: all, int8 weights, W8A8 */
+	emb_gemm_i8_fn gemm_i8;
+	const char *i8_kernel;
+	uint8_t *q8;            /* activation scratch: u8 rows, scales, zeros */
+	size_t q8_cap;          /* bytes */
 };
 
 /* ------------------------------------------------------------------ */

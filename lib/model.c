@@ -169,6 +169,27 @@ static void fmt_shape(char *buf, size_t n, int ndim, const int64_t *shape)
 		                (long long)shape[i]);
 }
 
+/* the F32 (rows) scale tensor NAME_scale of an I8 (rows, cols) tensor,
+ * or NULL (err set when err is non-NULL) */
+static const emb_tensor *i8_scale(const emb_model *m, const emb_tensor *t,
+                                  emb_err *err)
+{
+	char name[600];
+	const emb_tensor *s;
+
+	snprintf(name, sizeof(name), "%s_scale", t->name);
+	s = emb_safetensors_find(m->st, name);
+	if (!s || s->dtype != EMB_DT_F32 || s->ndim != 1 ||
+	    s->shape[0] != t->shape[0]) {
+		if (err)
+			emb_err_set(err, "%s: int8 tensor '%s' needs an F32 tensor "
+			            "'%s' of shape [%lld]", t->file, t->name, name,
+			            (long long)t->shape[0]);
+		return NULL;
+	}
+	return s;
+}
+
 const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
                                    const int64_t *shape, emb_err *err)
 {
@@ -196,7 +217,9 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
 		emb_err_set(err, "%s: missing tensor '%s'", path, full);
 		return NULL;
 	}
-	if (t->dtype != EMB_DT_F32 && t->dtype != EMB_DT_F16 &&
+	if (t->dtype == EMB_DT_I8 && ndim == 2 && i8_scale(m, t, NULL)) {
+		/* an emb-quantize int8 weight: checked with its scale */
+	} else if (t->dtype != EMB_DT_F32 && t->dtype != EMB_DT_F16 &&
 	    t->dtype != EMB_DT_BF16 && t->dtype != EMB_DT_F64) {
 		const char *dn = emb_dtype_name(t->dtype);
 		emb_err_set(err, "%s: tensor '%s' has dtype %s, expected a float "
@@ -216,9 +239,23 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
 	return t;
 }
 
-/* widen t into dst (t->numel floats) */
-static int to_f32(float *dst, const emb_tensor *t, emb_err *err)
+/* widen t into dst (t->numel floats); I8: times its row scales */
+static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
+                  emb_err *err)
 {
+	if (t->dtype == EMB_DT_I8) {
+		const emb_tensor *s = i8_scale(m, t, err);
+		const int8_t *q = t->data;
+		int64_t cols = t->ndim == 2 ? t->shape[1] : 1;
+		float sc;
+		if (!s)
+			return -1;
+		for (int64_t i = 0; i < t->numel; i++) {
+			memcpy(&sc, (const char *)s->data + (size_t)(i / cols) * 4, 4);
+			dst[i] = (float)q[i] * sc;
+		}
+		return 0;
+	}
 	if (t->dtype == EMB_DT_F32) {
 		memcpy(dst, t->data, (size_t)t->numel * sizeof(float));
 		return 0;
@@ -239,9 +276,62 @@ int emb_model_table(const float **out, emb_model *m, const char *name,
 		*out = t->data;
 		return 0;
 	}
-	if (!(p = emb_model_alloc(m, (size_t)t->numel, err)) || to_f32(p, t, err))
+	if (!(p = emb_model_alloc(m, (size_t)t->numel, err)) || to_f32(m, p, t, err))
 		return -1;
 	*out = p;
+	return 0;
+}
+
+/*
+ * int8 weights for w (n,k): W8 (weights_int8 or an I8 checkpoint)
+ * replaces w by its int8 round trip; with act_int8 also keeps the int8
+ * panels for the W8A8 GEMM.
+ */
+static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
+                       int from_i8, emb_err *err)
+{
+	size_t bytes = emb_i8_pack_size(n, k);
+	int8_t *q = NULL, *wp;
+	float *ws;
+	int32_t *wsum;
+
+	out->wq = NULL;
+	out->ws = NULL;
+	out->wsum = NULL;
+	m->n_linear++;
+	if (!from_i8 && !m->w8_load)
+		return 0;
+	if (!bytes)
+		return emb_err_set(err, "linear layer of %d x %d is too large", n, k);
+	if (!(q = malloc((size_t)n * (size_t)k)) ||
+	    !(ws = emb_model_alloc(m, (size_t)n, err)) ||
+	    !(wsum = (int32_t *)emb_model_alloc(m, (size_t)n, err))) {
+		free(q);
+		return emb_err_set(err, "out of memory");
+	}
+	// W (n,k) -> q (n,k) int8, ws (n)
+	emb_i8_quantize_rows(q, ws, w, n, k);
+	for (int j = 0; j < n; j++) {
+		int32_t sum = 0;
+		for (int kk = 0; kk < k; kk++) {
+			w[(size_t)j * k + kk] = (float)q[(size_t)j * k + kk] * ws[j];
+			sum += q[(size_t)j * k + kk];
+		}
+		wsum[j] = sum;
+	}
+	m->n_w8++;
+	if (m->a8) {
+		if (!(wp = (int8_t *)emb_model_alloc(m, (bytes + 3) / 4, err))) {
+			free(q);
+			return -1;
+		}
+		emb_i8_pack(wp, q, n, k);
+		out->wq = wp;
+		out->ws = ws;
+		out->wsum = wsum;
+		m->n_a8++;
+	}
+	free(q);
 	return 0;
 }
 
@@ -251,6 +341,7 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 {
 	const emb_tensor *wt[8], *bt[8];
 	size_t total = 0, psize;
+	int any_i8 = 0;
 	float *w = NULL, *wp, *b = NULL;
 	int rc = -1;
 
@@ -262,6 +353,7 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 		int64_t shape[2] = { outs[i], in }, bs[1] = { outs[i] };
 		if (!(wt[i] = emb_model_tensor(m, names[i], 2, shape, err)))
 			return -1;
+		any_i8 |= wt[i]->dtype == EMB_DT_I8;
 		bt[i] = NULL;
 		if (bnames && bnames[i] &&
 		    !(bt[i] = emb_model_tensor(m, bnames[i], 1, bs, err)))
@@ -276,11 +368,13 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	if (bnames && !(b = emb_model_alloc(m, total, err)))
 		goto out;
 	for (int i = 0, row = 0; i < nparts; row += outs[i], i++) {
-		if (to_f32(w + (size_t)row * in, wt[i], err))
+		if (to_f32(m, w + (size_t)row * in, wt[i], err))
 			goto out;
-		if (bt[i] && to_f32(b + row, bt[i], err))
+		if (bt[i] && to_f32(m, b + row, bt[i], err))
 			goto out;
 	}
+	if (linear_int8(out, m, w, (int)total, in, any_i8, err))
+		goto out;
 	if (!(wp = emb_model_alloc(m, psize, err)))
 		goto out;
 	// W (total,in) -> panels
@@ -378,6 +472,59 @@ static int pick_family(emb_model *m, const json_t *cfg, emb_err *err)
 	                   "(supported architectures: %s)", first, list);
 }
 
+/* the head the architecture names, and its labels (id2label) */
+static int head_config(emb_model *m, const json_t *cfg, emb_err *err)
+{
+	static const struct {
+		const char *suffix;
+		int head;
+	} heads[] = {
+		{ "ForSequenceClassification", EMB_HEAD_CLASSIFIER },
+		{ "ForMaskedLM", EMB_HEAD_MLM },
+	};
+	const json_t *id2label = json_object_get(cfg, "id2label");
+	const json_t *nl = json_object_get(cfg, "num_labels");
+	size_t alen = strlen(m->arch);
+	int n = 2;
+
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		size_t sl = strlen(heads[i].suffix);
+		if (alen > sl && !strcmp(m->arch + alen - sl, heads[i].suffix))
+			m->head = heads[i].head;
+	}
+	if (m->head != EMB_HEAD_CLASSIFIER)
+		return 0;
+	if (id2label && !json_is_null(id2label)) {
+		if (!json_is_object(id2label) || json_object_size(id2label) == 0 ||
+		    json_object_size(id2label) > 1 << 20)
+			return emb_err_set(err, "config.json: field 'id2label' must be "
+			                   "a non-empty object");
+		n = (int)json_object_size(id2label);
+	} else if (nl && !json_is_null(nl)) {
+		if (emb_cfg_int(&n, cfg, "num_labels", -1, 1, err))
+			return -1;
+	}
+	if (!(m->labels = calloc((size_t)n, sizeof(char *))))
+		return emb_err_set(err, "out of memory");
+	m->num_labels = n;
+	for (int i = 0; i < n; i++) {
+		char key[24], def[32];
+		const json_t *v;
+		snprintf(key, sizeof(key), "%d", i);
+		v = id2label ? json_object_get(id2label, key) : NULL;
+		if (id2label && !json_is_null(id2label) && !v)
+			return emb_err_set(err, "config.json: field 'id2label' has no "
+			                   "key '%d' (keys must be 0..%d)", i, n - 1);
+		if (v && !json_is_string(v))
+			return emb_err_set(err, "config.json: field 'id2label' value "
+			                   "of '%d' must be a string", i);
+		snprintf(def, sizeof(def), "LABEL_%d", i);
+		if (!(m->labels[i] = strdup(v ? json_string_value(v) : def)))
+			return emb_err_set(err, "out of memory");
+	}
+	return 0;
+}
+
 int emb_model_load(emb_model **out, const char *dir,
                    const emb_model_opts *opts, emb_err *err)
 {
@@ -406,7 +553,15 @@ int emb_model_load(emb_model **out, const char *dir,
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
 	}
-	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err))
+	m->w8_load = opts && opts->weights_int8;
+	m->a8 = opts && opts->act_int8;
+	if (m->a8 && !(m->gemm_i8 = emb_gemm_i8_select(&m->i8_kernel))) {
+		emb_err_set(err, "EMB_I8: the %s int8 kernel is not supported by "
+		            "this CPU or build", m->i8_kernel);
+		goto out;
+	}
+	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||
+	    head_config(m, cfg, err))
 		goto out;
 	if (emb_kernels_select(&m->k, err))
 		goto out;
@@ -424,6 +579,12 @@ int emb_model_load(emb_model **out, const char *dir,
 	}
 	if (m->fam->load(m, err))
 		goto out;
+	if (m->a8 && m->n_a8 == 0) {
+		emb_err_set(err, "%s: int8 activations need int8 weights (a "
+		            "checkpoint from emb-quantize --weights int8, or "
+		            "--weights int8)", dir);
+		goto out;
+	}
 	if (threads <= 0)
 		threads = emb_online_cpus();
 	if (emb_threads_new(&m->tp, threads, err))
@@ -451,6 +612,10 @@ void emb_model_free(emb_model *m)
 		free(a->p);
 		free(a);
 	}
+	for (int i = 0; m->labels && i < m->num_labels; i++)
+		free(m->labels[i]);
+	free(m->labels);
+	free(m->q8);
 	free(m->scratch);
 	free(m->tscratch);
 	free(m->kv);
@@ -543,6 +708,99 @@ static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 	}
 }
 
+void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
+                           int *a8, const char **kernel)
+{
+	if (linear)
+		*linear = m->n_linear;
+	if (w8)
+		*w8 = m->n_w8;
+	if (a8)
+		*a8 = m->n_a8;
+	if (kernel)
+		*kernel = m->n_a8 ? m->i8_kernel : NULL;
+}
+
+typedef struct i8_job {
+	const emb_model *m;
+	float *y;
+	const float *x;
+	int ldy, ldx, rows, ncg, pg, np, kp;
+	const emb_linear *l;
+	uint8_t *u;
+	float *xs;
+	int32_t *xz;
+} i8_job;
+
+static void i8_quant_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const i8_job *j = ctx;
+
+	(void)tid;
+	// x rows [begin,end) -> u8 rows, scales, zero points
+	emb_u8_quantize_rows(j->u + begin * (size_t)j->kp, j->kp, j->xs + begin,
+	                     j->xz + begin, j->x + begin * (size_t)j->ldx,
+	                     j->ldx, (int)(end - begin), j->l->in);
+}
+
+static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const i8_job *j = ctx;
+	const emb_linear *l = j->l;
+
+	(void)tid;
+	for (size_t t = begin; t < end; t++) {
+		int r0 = (int)(t / (size_t)j->ncg) * GEMM_RB;
+		int p0 = (int)(t % (size_t)j->ncg) * j->pg;
+		int r1 = r0 + GEMM_RB < j->rows ? r0 + GEMM_RB : j->rows;
+		int p1 = p0 + j->pg < j->np ? p0 + j->pg : j->np;
+		int n0 = p0 * 16, n1 = p1 * 16 < l->out ? p1 * 16 : l->out;
+		if (p0 >= j->np)
+			continue;
+		// u (r1-r0, kp) @ Wq[n0:n1]^T -> y (r1-r0, n1-n0)
+		j->m->gemm_i8(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+		              j->u + (size_t)r0 * j->kp, j->kp, j->xs + r0,
+		              j->xz + r0, l->wq + (size_t)p0 * 16 * j->kp,
+		              l->ws + n0, l->wsum + n0, l->b ? l->b + n0 : NULL,
+		              r1 - r0, n1 - n0, j->kp);
+	}
+}
+
+/* W8A8 linear; 0 done, -1 no scratch (the caller runs it in float) */
+static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
+                     int ldx, int rows, const emb_linear *l)
+{
+	int nt = emb_threads_count(m->tp);
+	int rb = (rows + GEMM_RB - 1) / GEMM_RB, np = (l->out + 15) / 16;
+	int kp = (l->in + 3) / 4 * 4, want = 4 * nt, ncg, pg;
+	size_t need = (size_t)rows * ((size_t)kp + 8) + 64;
+	i8_job j;
+
+	if (need > m->q8_cap) {
+		free(m->q8);
+		m->q8_cap = 0;
+		if (!(m->q8 = aligned_alloc(64, (need + 63) / 64 * 64)))
+			return -1;
+		m->q8_cap = need;
+	}
+	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
+	if (ncg > (np + 1) / 2)
+		ncg = (np + 1) / 2;
+	if (ncg < 1)
+		ncg = 1;
+	pg = (np + ncg - 1) / ncg;
+	pg += pg & 1;
+	ncg = (np + pg - 1) / pg;
+	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l, NULL, NULL,
+	              NULL };
+	j.xs = (float *)m->q8;
+	j.xz = (int32_t *)(m->q8 + (size_t)rows * 4);
+	j.u = m->q8 + (size_t)rows * 8;
+	emb_threads_for(m->tp, (size_t)rows, 16, i8_quant_task, &j);
+	emb_threads_for(m->tp, (size_t)rb * ncg, 1, i8_gemm_task, &j);
+	return 0;
+}
+
 void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
                     int ldx, int rows, const emb_linear *l)
 {
@@ -553,6 +811,8 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 	linear_job j;
 
 	if (rows <= 0)
+		return;
+	if (l->wq && m->gemm_i8 && linear_i8(m, y, ldy, x, ldx, rows, l) == 0)
 		return;
 	/* column groups so that there are enough tasks for every thread */
 	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
@@ -618,6 +878,10 @@ static void act_task(void *ctx, size_t begin, size_t end, int tid)
 		case EMB_ACT_GELU: j->k->gelu(x, j->n); break;
 		case EMB_ACT_GELU_TANH: j->k->gelu_tanh(x, j->n); break;
 		case EMB_ACT_RELU: j->k->relu(x, j->n); break;
+		case EMB_ACT_TANH:
+			for (int i = 0; i < j->n; i++)
+				x[i] = tanhf(x[i]);
+			break;
 		default: break;
 		}
 	}
@@ -865,5 +1129,193 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
 	b = (emb_batch){ seqs, nseq, start, (int)total, maxlen };
 	rc = m->fam->forward(m, out, &b, err);
 	free(start);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* heads                                                               */
+
+int emb_model_head(const emb_model *m) { return m->head; }
+int emb_model_num_labels(const emb_model *m) { return m->num_labels; }
+
+const char *emb_model_label(const emb_model *m, int i)
+{
+	return i >= 0 && i < m->num_labels ? m->labels[i] : NULL;
+}
+
+size_t emb_model_out_width(const emb_model *m, int kind)
+{
+	switch (kind) {
+	case EMB_OUT_HIDDEN: return (size_t)m->hidden;
+	case EMB_OUT_LOGITS: return (size_t)m->num_labels;
+	case EMB_OUT_MLM:
+	case EMB_OUT_SPLADE: return (size_t)m->vocab;
+	default: return 0;
+	}
+}
+
+static int head_ready(emb_model *m, int want, emb_err *err)
+{
+	static const char *const names[] = { "no", "sequence-classification",
+	                                     "masked-LM" };
+
+	if (m->head != want)
+		return emb_err_set(err, "%s: architecture %s has %s head, not a %s "
+		                   "head", m->dir, m->arch, names[m->head],
+		                   names[want]);
+	if (m->head_state == 0) {
+		if (!m->fam->head)
+			emb_err_set(&m->head_err, "%s: the %s head of %s is not "
+			            "supported", m->dir, names[want], m->arch);
+		m->head_state = m->fam->head && !m->fam->head(m, &m->head_err) ?
+		                1 : -1;
+	}
+	if (m->head_state < 0) {
+		if (err)
+			*err = m->head_err;
+		return -1;
+	}
+	return 0;
+}
+
+/* tokens per slice of the MLM head: bounds the (rows, vocab) scratch */
+#define MLM_ROWS 64
+
+typedef struct splade_job {
+	float *out;             /* (vocab) of this sequence */
+	const float *logits;    /* (rows, vocab) */
+	int rows, vocab;
+} splade_job;
+
+static void splade_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const splade_job *j = ctx;
+
+	(void)tid;
+	for (size_t v = begin; v < end; v++) {
+		float mx = j->out[v];
+		for (int r = 0; r < j->rows; r++) {
+			float x = j->logits[(size_t)r * j->vocab + v];
+			float y = x > 0 ? log1pf(x) : 0.0f;
+			if (y > mx)
+				mx = y;
+		}
+		j->out[v] = mx;
+	}
+}
+
+/* h (T,H) -> classifier logits out (nseq, labels) */
+static int cls_forward(emb_model *m, float *out, const float *h,
+                       const emb_batch *b, emb_err *err)
+{
+	const emb_head_cls *c = &m->cls;
+	size_t H = (size_t)m->hidden, n = (size_t)b->nseq;
+	size_t P = c->pre.in ? (size_t)c->pre.out : H;
+	float *x, *p;
+
+	if (!(x = emb_model_scratch(m, n * (H + P), err)))
+		return -1;
+	p = x + n * H;
+	// first token of every sequence -> x (n,H)
+	for (size_t s = 0; s < n; s++)
+		memcpy(x + s * H, h + (size_t)b->start[s] * H, H * sizeof(float));
+	if (c->pre.in) {
+		// x (n,H) @ Wpre (P,H)^T -> p (n,P); act
+		emb_linear_fwd(m, p, (int)P, x, (int)H, (int)n, &c->pre);
+		emb_act_fwd(m, p, (int)n, (int)P, c->pre_act);
+	} else {
+		p = x;
+	}
+	// p (n,P) @ Wout (labels,P)^T -> out (n,labels)
+	emb_linear_fwd(m, out, m->num_labels, p, (int)P, (int)n, &c->out);
+	return 0;
+}
+
+/* h (T,H) -> per-token logits out (T,V) (kind MLM) or per-sequence
+ * max log(1 + relu(logits)) out (nseq,V) (kind SPLADE) */
+static int mlm_forward(emb_model *m, float *out, int kind, const float *h,
+                       const emb_batch *b, emb_err *err)
+{
+	const emb_head_mlm *c = &m->mlm;
+	size_t H = (size_t)m->hidden, V = (size_t)m->vocab;
+	float *t, *lg;
+
+	if (!(t = emb_model_scratch(m, MLM_ROWS * (H + V), err)))
+		return -1;
+	lg = t + MLM_ROWS * H;
+	if (kind == EMB_OUT_SPLADE)
+		memset(out, 0, (size_t)b->nseq * V * sizeof(float));
+	for (int s = 0; s < b->nseq; s++) {
+		for (int r0 = b->start[s]; r0 < b->start[s + 1]; r0 += MLM_ROWS) {
+			int rows = b->start[s + 1] - r0 < MLM_ROWS ?
+			           b->start[s + 1] - r0 : MLM_ROWS;
+			float *y = kind == EMB_OUT_MLM ? out + (size_t)r0 * V : lg;
+			const float *x = h + (size_t)r0 * H;
+			if (c->transform.in) {
+				// x (rows,H) @ Wt (H,H)^T -> t (rows,H); act; LN
+				emb_linear_fwd(m, t, (int)H, x, (int)H, rows, &c->transform);
+				emb_act_fwd(m, t, rows, (int)H, c->act);
+				x = t;
+			}
+			if (c->ln.n) {
+				emb_norm_fwd(m, t, x, NULL, rows, &c->ln);
+				x = t;
+			}
+			// x (rows,H) @ Wdec (V,H)^T -> y (rows,V)
+			emb_linear_fwd(m, y, (int)V, x, (int)H, rows, &c->decoder);
+			if (kind == EMB_OUT_SPLADE) {
+				splade_job j = { out + (size_t)s * V, lg, rows, (int)V };
+				emb_threads_for(m->tp, V, 1024, splade_task, &j);
+			}
+		}
+	}
+	return 0;
+}
+
+int emb_model_forward_head(emb_model *m, float *out, int kind,
+                           const emb_seq *seqs, int nseq, emb_err *err)
+{
+	emb_batch b;
+	int *start;
+	size_t total = 0;
+	float *h;
+	int rc;
+
+	if (kind == EMB_OUT_HIDDEN)
+		return emb_model_forward(m, out, seqs, nseq, err);
+	if (kind != EMB_OUT_LOGITS && kind != EMB_OUT_MLM &&
+	    kind != EMB_OUT_SPLADE)
+		return emb_err_set(err, "unknown output kind %d", kind);
+	if (head_ready(m, kind == EMB_OUT_LOGITS ? EMB_HEAD_CLASSIFIER :
+	               EMB_HEAD_MLM, err))
+		return -1;
+	if (nseq <= 0)
+		return nseq < 0 ? emb_err_set(err, "negative sequence count %d",
+		                              nseq) : 0;
+	for (int s = 0; s < nseq; s++) {
+		if (seqs[s].len < 1 && kind == EMB_OUT_LOGITS)
+			return emb_err_set(err, "sequence %d is empty", s);
+		total += seqs[s].len > 0 ? (size_t)seqs[s].len : 0;
+	}
+	if (total > (size_t)INT32_MAX / 4 ||
+	    total > SIZE_MAX / sizeof(float) / (size_t)m->hidden)
+		return emb_err_set(err, "batch of %zu tokens is too large", total);
+	if (!(h = malloc((total ? total : 1) * (size_t)m->hidden * sizeof(float))))
+		return emb_err_set(err, "out of memory");
+	if (!(start = malloc(((size_t)nseq + 1) * sizeof(int)))) {
+		free(h);
+		return emb_err_set(err, "out of memory");
+	}
+	start[0] = 0;
+	for (int s = 0; s < nseq; s++)
+		start[s + 1] = start[s] + (seqs[s].len > 0 ? seqs[s].len : 0);
+	b = (emb_batch){ seqs, nseq, start, (int)total, 0 };
+	rc = emb_model_forward(m, h, seqs, nseq, err);
+	if (!rc && kind == EMB_OUT_LOGITS)
+		rc = cls_forward(m, out, h, &b, err);
+	else if (!rc)
+		rc = mlm_forward(m, out, kind, h, &b, err);
+	free(start);
+	free(h);
 	return rc;
 }

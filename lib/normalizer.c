@@ -596,10 +596,11 @@ static int ccc(uint32_t c)
  * of the next input character and an inserted one that of the output
  * character before it.
  */
-static int nfd(tk_str *s, tk_str *t)
+static int nfd(tk_str *s, tk_str *t, int compat)
 {
 	size_t i, j, cur;
 	utf8proc_int32_t buf[32];
+	uint32_t fast = compat ? 0xa0 : 0xc0;
 
 	t->n = 0;
 	if (tk_str_reserve(t, s->n) < 0)
@@ -609,13 +610,15 @@ static int nfd(tk_str *s, tk_str *t)
 		utf8proc_ssize_t n, k;
 		int last = 0;
 
-		if (c < 0xc0 || nfd_keep(c)) {
+		if (c < fast || nfd_keep(c)) {
 			if (tk_str_push(t, c, 0, 0) < 0)
 				return -1;
 			continue;
 		}
 		n = utf8proc_decompose_char((utf8proc_int32_t)c, buf, 32,
-		                            UTF8PROC_DECOMPOSE, &last);
+		                            compat ? UTF8PROC_DECOMPOSE |
+		                                     UTF8PROC_COMPAT
+		                                   : UTF8PROC_DECOMPOSE, &last);
 		if (n < 1 || n > 32) {
 			buf[0] = (utf8proc_int32_t)c;
 			n = 1;
@@ -698,6 +701,132 @@ static int lowercase(tk_str *s, tk_str *t)
 	return 0;
 }
 
+/*
+ * Canonical composition of the decomposed S (NFC = NFD + this, NFKC =
+ * NFKD + this) by utf8proc.  Alignments: each output character covers
+ * as many input characters as its canonical decomposition has (NFD of
+ * the composed text is the decomposed input, in order), and takes the
+ * alignment of the first of them, as HF gives a composed character
+ * the alignment of its first part.
+ */
+static int compose(tk_str *s, tk_str *t)
+{
+	utf8proc_int32_t *buf, dec[32];
+	utf8proc_ssize_t n;
+	size_t i, cur = 0;
+
+	if (!s->n)
+		return 0;
+	buf = malloc(s->n * sizeof(*buf));
+	if (!buf)
+		return -1;
+	for (i = 0; i < s->n; i++)
+		buf[i] = (utf8proc_int32_t)s->c[i];
+	n = utf8proc_normalize_utf32(buf, (utf8proc_ssize_t)s->n,
+	                             UTF8PROC_COMPOSE);
+	if (n < 0 || (size_t)n > s->n) {
+		free(buf);
+		return 0;   /* leave it decomposed */
+	}
+	t->n = 0;
+	if (tk_str_reserve(t, (size_t)n) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		uint32_t c = (uint32_t)buf[i];
+		int last = 0;
+		utf8proc_ssize_t l = 1;
+		size_t at = cur < s->n ? cur : s->n - 1;
+		if (c >= 0xc0 && !nfd_keep(c)) {
+			l = utf8proc_decompose_char(buf[i], dec, 32,
+			                            UTF8PROC_DECOMPOSE, &last);
+			if (l < 1)
+				l = 1;
+		}
+		tk_str_put(t, c, s->o[2 * at], s->o[2 * at + 1]);
+		cur += (size_t)l;
+	}
+	free(buf);
+	swap_str(s, t);
+	return 0;
+}
+
+static int strip(tk_str *s, int left, int right)
+{
+	size_t a = 0, b = s->n;
+
+	if (left)
+		while (a < b && tk_is_whitespace(s->c[a]))
+			a++;
+	if (right)
+		while (b > a && tk_is_whitespace(s->c[b - 1]))
+			b--;
+	if (a) {
+		memmove(s->c, s->c + a, (b - a) * sizeof(*s->c));
+		memmove(s->o, s->o + 2 * a, 2 * (b - a) * sizeof(*s->o));
+	}
+	s->n = b - a;
+	return 0;
+}
+
+/* every match of P -> CONTENT.  As HF's NormalizedString::replace (a
+ * transform that removes the match, then inserts the content): every
+ * content character takes the alignment of the last matched one */
+static int replace(tk_str *s, tk_str *t, const tk_pattern *p,
+                   const uint32_t *content, size_t cn)
+{
+	tk_spans m = {0};
+	size_t i, pos = 0, k;
+
+	if (tk_pattern_find(p, &m, s->c, 0, s->n) < 0) {
+		tk_spans_release(&m);
+		return -1;
+	}
+	if (!m.n) {
+		tk_spans_release(&m);
+		return 0;
+	}
+	t->n = 0;
+	if (tk_str_reserve(t, s->n + m.n * (cn + 1)) < 0) {
+		tk_spans_release(&m);
+		return -1;
+	}
+	for (i = 0; i < m.n; i++) {
+		size_t a = m.v[i].a, b = m.v[i].b;
+		for (; pos < a; pos++)
+			tk_str_put(t, s->c[pos], s->o[2 * pos], s->o[2 * pos + 1]);
+		for (k = 0; k < cn; k++)
+			tk_str_put(t, content[k], s->o[2 * (b - 1)],
+			           s->o[2 * (b - 1) + 1]);
+		pos = b;
+	}
+	for (; pos < s->n; pos++)
+		tk_str_put(t, s->c[pos], s->o[2 * pos], s->o[2 * pos + 1]);
+	tk_spans_release(&m);
+	swap_str(s, t);
+	return 0;
+}
+
+/* Prepend: nothing on an empty string; the prefix aligns to the first
+ * character */
+static int prepend(tk_str *s, tk_str *t, const uint32_t *p, size_t pn)
+{
+	size_t i;
+
+	if (!s->n || !pn)
+		return 0;
+	t->n = 0;
+	if (tk_str_reserve(t, s->n + pn) < 0)
+		return -1;
+	for (i = 0; i < pn; i++)
+		tk_str_put(t, p[i], s->o[0], s->o[1]);
+	for (i = 0; i < s->n; i++)
+		tk_str_put(t, s->c[i], s->o[2 * i], s->o[2 * i + 1]);
+	swap_str(s, t);
+	return 0;
+}
+
 int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 {
 	size_t i;
@@ -709,7 +838,7 @@ int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 		if (n->u.bert.chinese && pad_chinese(s, tmp) < 0)
 			return -1;
 		if (n->u.bert.strip_accents &&
-		    (nfd(s, tmp) < 0 ||
+		    (nfd(s, tmp, 0) < 0 ||
 		     strip_marks(s, tk_is_nonspacing_mark) < 0))
 			return -1;
 		if (n->u.bert.lowercase && lowercase(s, tmp) < 0)
@@ -718,7 +847,22 @@ int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 	case TK_NORM_LOWERCASE:
 		return lowercase(s, tmp);
 	case TK_NORM_NFD:
-		return nfd(s, tmp);
+		return nfd(s, tmp, 0);
+	case TK_NORM_NFKD:
+		return nfd(s, tmp, 1);
+	case TK_NORM_NFC:
+		return nfd(s, tmp, 0) < 0 ? -1 : compose(s, tmp);
+	case TK_NORM_NFKC:
+		return nfd(s, tmp, 1) < 0 ? -1 : compose(s, tmp);
+	case TK_NORM_STRIP:
+		return strip(s, n->u.strip.left, n->u.strip.right);
+	case TK_NORM_REPLACE:
+		return replace(s, tmp, &n->u.replace.pat, n->u.replace.content,
+		               n->u.replace.n);
+	case TK_NORM_PREPEND:
+		return prepend(s, tmp, n->u.prepend.s, n->u.prepend.n);
+	case TK_NORM_PRECOMPILED:
+		return tk_charsmap_normalize(&n->u.cmap, s, tmp);
 	case TK_NORM_STRIP_ACCENTS:
 		return strip_marks(s, tk_is_combining_mark);
 	case TK_NORM_SEQUENCE:
@@ -816,6 +960,65 @@ int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
 		out->type = TK_NORM_STRIP_ACCENTS;
 		return 0;
 	}
+	if (!strcmp(type, "NFC") || !strcmp(type, "NFKC") ||
+	    !strcmp(type, "NFKD")) {
+		out->type = !strcmp(type, "NFC") ? TK_NORM_NFC :
+		            !strcmp(type, "NFKC") ? TK_NORM_NFKC : TK_NORM_NFKD;
+		return 0;
+	}
+	if (!strcmp(type, "Strip")) {
+		out->type = TK_NORM_STRIP;
+		out->u.strip.left = out->u.strip.right = 1;
+		return opt_bool(&out->u.strip.left, j, "strip_left", file, field,
+		                err) < 0 ||
+		       opt_bool(&out->u.strip.right, j, "strip_right", file,
+		                field, err) < 0 ? -1 : 0;
+	}
+	if (!strcmp(type, "Replace")) {
+		json_t *pat = json_object_get(j, "pattern");
+		json_t *c = json_object_get(j, "content");
+		out->type = TK_NORM_REPLACE;
+		if (!json_is_object(pat) || !json_is_string(c))
+			return emb_err_set(err, "%s: field '%s' must have a "
+			                   "'pattern' object and a 'content' "
+			                   "string", file, field);
+		if (tk_pattern_parse(&out->u.replace.pat, pat, file, field,
+		                     err) < 0)
+			return -1;
+		out->u.replace.content = tk_utf8_to_cps(json_string_value(c),
+		                                        json_string_length(c),
+		                                        &out->u.replace.n);
+		if (!out->u.replace.content)
+			return emb_err_set(err, "out of memory");
+		return 0;
+	}
+	if (!strcmp(type, "Prepend")) {
+		json_t *c = json_object_get(j, "prepend");
+		out->type = TK_NORM_PREPEND;
+		if (!json_is_string(c))
+			return emb_err_set(err, "%s: field '%s.prepend' must be a "
+			                   "string", file, field);
+		out->u.prepend.s = tk_utf8_to_cps(json_string_value(c),
+		                                  json_string_length(c),
+		                                  &out->u.prepend.n);
+		if (!out->u.prepend.s)
+			return emb_err_set(err, "out of memory");
+		return 0;
+	}
+	if (!strcmp(type, "Precompiled")) {
+		json_t *c = json_object_get(j, "precompiled_charsmap");
+		char f[160];
+		out->type = TK_NORM_PRECOMPILED;
+		if (json_is_null(c))
+			return 0;   /* HF: an empty charsmap does nothing */
+		if (!json_is_string(c))
+			return emb_err_set(err, "%s: field "
+			                   "'%s.precompiled_charsmap' must be a "
+			                   "base64 string", file, field);
+		snprintf(f, sizeof(f), "%s", field);
+		return tk_charsmap_parse(&out->u.cmap, json_string_value(c),
+		                         json_string_length(c), file, f, err);
+	}
 	if (!strcmp(type, "Sequence")) {
 		json_t *a = json_object_get(j, "normalizers");
 		size_t i;
@@ -851,6 +1054,13 @@ void tk_normalizer_release(tk_normalizer *n)
 		for (i = 0; i < n->u.seq.n; i++)
 			tk_normalizer_release(&n->u.seq.v[i]);
 		free(n->u.seq.v);
+	} else if (n->type == TK_NORM_REPLACE) {
+		tk_pattern_release(&n->u.replace.pat);
+		free(n->u.replace.content);
+	} else if (n->type == TK_NORM_PREPEND) {
+		free(n->u.prepend.s);
+	} else if (n->type == TK_NORM_PRECOMPILED) {
+		tk_charsmap_release(&n->u.cmap);
 	}
 	memset(n, 0, sizeof(*n));
 }
@@ -907,7 +1117,7 @@ static int pre_ws_split(tk_spans *out, const tk_str *s, const tk_spans *in)
 }
 
 int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
-                   const tk_spans *in, tk_spans *tmp)
+                   const tk_spans *in, tk_spans *tmp, tk_str *stmp)
 {
 	size_t i;
 	tk_spans cur = {0}, t;
@@ -924,7 +1134,8 @@ int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
 			if (tk_spans_push(out, in->v[i].a, in->v[i].b) < 0)
 				return -1;
 		for (i = 0; i < p->u.seq.n; i++) {
-			if (tk_pretokenize(&p->u.seq.v[i], tmp, s, out, &cur) < 0) {
+			if (tk_pretokenize(&p->u.seq.v[i], tmp, s, out, &cur,
+			                   stmp) < 0) {
 				tk_spans_release(&cur);
 				return -1;
 			}
@@ -934,6 +1145,8 @@ int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
 		}
 		tk_spans_release(&cur);
 		return 0;
+	default:
+		return tk_pretokenize2(p, out, s, in, stmp);
 	}
 	return 0;
 }
@@ -981,13 +1194,14 @@ int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
 		}
 		return 0;
 	}
-	return emb_err_set(err, "%s: %s type '%s' is not supported", file,
-	                   field, type);
+	return tk_pretok_parse2(out, type, j, file, field, err);
 }
 
 void tk_pretok_release(tk_pretok *p)
 {
 	size_t i;
+
+	tk_pretok_release2(p);
 
 	if (p->type == TK_PRE_SEQUENCE) {
 		for (i = 0; i < p->u.seq.n; i++)

@@ -122,8 +122,11 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 		o += d;
 	}
 	if (modes & EMB_POOL_LAST) {
-		// tok row n-1 (d) -> o (d)
-		memcpy(o, tok + (size_t)(n - 1) * d, (size_t)d * sizeof(float));
+		/* the last unmasked row: n-1; ST takes row 0 when every row
+		 * is masked (a prompt that fills the whole sequence) */
+		// tok row n-1 (or 0) (d) -> o (d)
+		memcpy(o, tok + (size_t)(skip >= n ? 0 : n - 1) * d,
+		       (size_t)d * sizeof(float));
 		o += d;
 	}
 	return 0;

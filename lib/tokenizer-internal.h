@@ -87,7 +87,42 @@ enum tk_norm_type {
 	TK_NORM_NFD,
 	TK_NORM_STRIP_ACCENTS,
 	TK_NORM_SEQUENCE,
+	TK_NORM_NFC,
+	TK_NORM_NFKD,
+	TK_NORM_NFKC,
+	TK_NORM_STRIP,          /* Strip: whitespace at the ends */
+	TK_NORM_REPLACE,        /* Replace: string or regex -> content */
+	TK_NORM_PREPEND,
+	TK_NORM_PRECOMPILED,    /* SentencePiece charsmap (precompiled.c) */
 };
+
+/* a compiled regular expression (pretok.c): PCRE2, 32-bit code units,
+ * so that it matches tk_str code points directly */
+typedef struct tk_regex tk_regex;
+
+/* a pattern of Split and Replace: a literal string or a regex */
+typedef struct tk_pattern {
+	uint32_t *lit;          /* literal code points (NULL for a regex) */
+	size_t n;
+	tk_regex *re;
+	int gpt2;               /* the GPT-2 pattern: hand-written scanner */
+} tk_pattern;
+
+int tk_pattern_parse(tk_pattern *out, const json_t *j, const char *file,
+                     const char *field, emb_err *err);
+void tk_pattern_release(tk_pattern *p);
+/* Matches of P in c[a, b) (non-overlapping, left to right) appended to
+ * OUT as spans. -1 out of memory or regex failure. */
+int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
+                    size_t a, size_t b);
+
+/* SentencePiece precompiled charsmap (Darts double array + strings) */
+typedef struct tk_charsmap {
+	uint32_t *units;        /* double array */
+	size_t n_units;
+	char *norm;             /* NUL-separated replacement strings */
+	size_t n_norm;
+} tk_charsmap;
 
 typedef struct tk_normalizer {
 	int type;
@@ -99,8 +134,28 @@ typedef struct tk_normalizer {
 			struct tk_normalizer *v;
 			size_t n;
 		} seq;
+		struct {
+			int left, right;
+		} strip;
+		struct {
+			tk_pattern pat;
+			uint32_t *content;
+			size_t n;
+		} replace;
+		struct {
+			uint32_t *s;
+			size_t n;
+		} prepend;
+		tk_charsmap cmap;
 	} u;
 } tk_normalizer;
+
+int tk_charsmap_parse(tk_charsmap *out, const char *b64, size_t len,
+                      const char *file, const char *field, emb_err *err);
+void tk_charsmap_release(tk_charsmap *m);
+int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *tmp);
+/* decode UTF-8 S (NUL-terminated) into a new code point array */
+uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);
 
 /* Parse JSON J (FILE and FIELD name it in messages). DEPTH bounds
  * nesting. */
@@ -118,7 +173,24 @@ enum tk_pretok_type {
 	TK_PRE_BERT = 1,
 	TK_PRE_WHITESPACE_SPLIT,
 	TK_PRE_SEQUENCE,
+	TK_PRE_BYTELEVEL,
+	TK_PRE_METASPACE,
+	TK_PRE_WHITESPACE,
+	TK_PRE_PUNCTUATION,
+	TK_PRE_DIGITS,
+	TK_PRE_SPLIT,
 };
+
+/* SplitDelimiterBehavior */
+enum tk_split_behavior {
+	TK_SPLIT_REMOVED = 1,
+	TK_SPLIT_ISOLATED,
+	TK_SPLIT_MERGED_PREV,
+	TK_SPLIT_MERGED_NEXT,
+	TK_SPLIT_CONTIGUOUS,
+};
+
+enum { TK_PREPEND_ALWAYS = 0, TK_PREPEND_FIRST, TK_PREPEND_NEVER };
 
 typedef struct tk_pretok {
 	int type;
@@ -127,16 +199,45 @@ typedef struct tk_pretok {
 			struct tk_pretok *v;
 			size_t n;
 		} seq;
+		struct {
+			int add_prefix_space, use_regex;
+		} bl;
+		struct {
+			uint32_t repl;
+			int scheme, split;
+		} meta;
+		struct {
+			int behavior;
+		} punct;
+		struct {
+			int individual;
+		} digits;
+		struct {
+			tk_pattern pat;
+			int behavior, invert;
+		} split;
 	} u;
 } tk_pretok;
 
 int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
                     const char *field, int depth, emb_err *err);
 void tk_pretok_release(tk_pretok *p);
-/* Split the pieces IN of S into OUT (cleared first); tmp is scratch.
- * Pre-tokenizers that rewrite text (issue 3) may rewrite S. */
+/* Split the pieces IN of S into OUT (cleared first); tmp and stmp are
+ * scratch.  Pre-tokenizers that rewrite text (ByteLevel, Metaspace)
+ * rewrite S, and OUT then indexes the new S. */
 int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
-                   const tk_spans *in, tk_spans *tmp);
+                   const tk_spans *in, tk_spans *tmp, tk_str *stmp);
+
+/* pretok.c: the pre-tokenizers of issue 3 */
+int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
+                     const char *file, const char *field, emb_err *err);
+int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
+                    const tk_spans *in, tk_str *stmp);
+void tk_pretok_release2(tk_pretok *p);
+/* split pieces by the spans M of matches, as BEHAVIOR says */
+int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
+                int behavior, int invert);
+int tk_is_word(uint32_t c);             /* regex \w */
 
 /* ------------------------------------------------------------------ */
 /* vocabularies: string -> id hash map, id -> string                   */
@@ -173,6 +274,8 @@ const char *tk_vocab_str(const tk_vocab *v, int32_t id);
 
 enum tk_model_type {
 	TK_MODEL_WORDPIECE = 1,
+	TK_MODEL_BPE,
+	TK_MODEL_UNIGRAM,
 };
 
 /* tokens of one sequence: ids and [start, end) original offsets */
@@ -200,10 +303,41 @@ typedef struct tk_wordpiece {
 	size_t max_chars;       /* max_input_chars_per_word */
 } tk_wordpiece;
 
+/* BPE merges: (left id, right id) -> (rank, new id), open addressing */
+typedef struct tk_merge {
+	uint64_t key;           /* left << 32 | right, + 1; 0 = empty */
+	int32_t rank, id;
+} tk_merge;
+
+typedef struct tk_bpe {
+	tk_vocab vocab;
+	tk_merge *merges;
+	size_t mask, n_merges;
+	char *unk;              /* NULL: unknown characters are dropped */
+	int32_t unk_id;
+	char *prefix, *suffix;  /* continuing_subword_prefix,
+	                           end_of_word_suffix ("" when none) */
+	int fuse_unk, byte_fallback, ignore_merges;
+	int32_t byte_id[256];   /* <0xXX> ids, -1 when absent */
+} tk_bpe;
+
+typedef struct tk_unigram {
+	tk_vocab vocab;
+	double *score;          /* per id */
+	size_t n;
+	int32_t unk_id;         /* -1: none */
+	double unk_score;       /* min score - 10 */
+	int byte_fallback;
+	size_t max_len;         /* longest piece, bytes */
+	int32_t byte_id[256];
+} tk_unigram;
+
 typedef struct tk_model {
 	int type;
 	union {
 		tk_wordpiece wp;
+		tk_bpe bpe;
+		tk_unigram uni;
 	} u;
 } tk_model;
 
@@ -212,7 +346,26 @@ typedef struct tk_model_work {
 	char *u8;               /* UTF-8 of the current word */
 	size_t *pos;            /* byte offset of each code point, +1 */
 	size_t cap;
+	void *sym;              /* BPE symbols / Unigram lattice */
+	size_t sym_cap;
+	void *heap;
+	size_t heap_cap;
 } tk_model_work;
+
+/* make room for N code points in w->u8 / w->pos and fill them from
+ * s[a, a+n); -1 out of memory */
+int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n);
+
+int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file,
+                 emb_err *err);
+void tk_bpe_release(tk_bpe *b);
+int tk_bpe_tokenize(const tk_bpe *b, tk_toks *out, const tk_str *s,
+                    tk_span sp, tk_model_work *w, emb_err *err);
+int tk_unigram_parse(tk_unigram *u, const json_t *j, const char *file,
+                     emb_err *err);
+void tk_unigram_release(tk_unigram *u);
+int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
+                        tk_span sp, tk_model_work *w, emb_err *err);
 
 void tk_model_work_release(tk_model_work *w);
 

@@ -25,7 +25,7 @@ typedef struct tk_segs {
 } tk_segs;
 
 typedef struct tk_work {
-	tk_str orig, seg, tmp;
+	tk_str orig, seg, tmp, piece;
 	tk_spans in, out, sptmp;
 	tk_segs raw, norm;
 	tk_model_work mw;
@@ -39,6 +39,7 @@ static void work_release(tk_work *w)
 	tk_str_release(&w->orig);
 	tk_str_release(&w->seg);
 	tk_str_release(&w->tmp);
+	tk_str_release(&w->piece);
 	tk_spans_release(&w->in);
 	tk_spans_release(&w->out);
 	tk_spans_release(&w->sptmp);
@@ -70,27 +71,8 @@ static int segs_push(tk_segs *s, size_t a, size_t b, long tok)
 /* added tokens: leftmost-longest matching, then the single_word,      */
 /* lstrip and rstrip rules of AddedVocabulary::find_matches            */
 
-/* regex \w: alphanumeric, marks, connector punctuation */
-static int is_word_char(uint32_t c)
-{
-	utf8proc_category_t k;
-
-	if (c < 0x80)
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		       (c >= 'A' && c <= 'Z') || c == '_';
-	k = utf8proc_category((utf8proc_int32_t)c);
-	switch (k) {
-	case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
-	case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-	case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
-	case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
-	case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL:
-	case UTF8PROC_CATEGORY_PC:
-		return 1;
-	default:
-		return c == 0x200c || c == 0x200d;
-	}
-}
+/* regex \w (see tk_is_word) */
+#define is_word_char tk_is_word
 
 /* longest added token of SET matching s at i, or -1 */
 static long match_at(const emb_tokenizer *t, const tk_addset *set,
@@ -212,20 +194,30 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			out->ws[out->n - 1] = ws_ends(s->c + g->a, g->b - g->a);
 			continue;
 		}
+		/* the pre-tokenizer may rewrite the text: give it a copy of
+		 * this segment */
+		{
+			tk_str *p = &w->piece;
+			p->n = 0;
+			if (tk_str_reserve(p, g->b - g->a + 1) < 0)
+				return emb_err_set(err, "out of memory");
+			for (i = g->a; i < g->b; i++)
+				tk_str_put(p, s->c[i], s->o[2 * i], s->o[2 * i + 1]);
+		}
 		w->in.n = 0;
-		if (tk_spans_push(&w->in, g->a, g->b) < 0)
+		if (tk_spans_push(&w->in, 0, w->piece.n) < 0)
 			return emb_err_set(err, "out of memory");
 		if (t->has_pre) {
-			if (tk_pretokenize(&t->pre, &w->out, s, &w->in,
-			                   &w->sptmp) < 0)
+			if (tk_pretokenize(&t->pre, &w->out, &w->piece, &w->in,
+			                   &w->sptmp, &w->tmp) < 0)
 				return emb_err_set(err, "out of memory");
 			pieces = &w->out;
 		}
 		for (i = 0; i < pieces->n; i++) {
 			if (pieces->v[i].b <= pieces->v[i].a)
 				continue;
-			if (tk_model_tokenize(&t->model, out, s, pieces->v[i],
-			                      &w->mw, err) < 0)
+			if (tk_model_tokenize(&t->model, out, &w->piece,
+			                      pieces->v[i], &w->mw, err) < 0)
 				return -1;
 			CAP(w, out);
 		}
@@ -711,8 +703,10 @@ static int parse_template(tk_tpl_item **out, size_t *nout, const json_t *a,
 	return 0;
 }
 
+static void post_release(tk_post *p);
+
 static int parse_post(tk_post *p, const json_t *j, const char *file,
-                      emb_err *err)
+                      int depth, emb_err *err)
 {
 	json_t *t;
 	const char *type;
@@ -761,6 +755,58 @@ static int parse_post(tk_post *p, const json_t *j, const char *file,
 				aps = json_is_true(x);
 			p->trim_offsets = trim;
 			p->add_prefix_space = aps;
+		}
+		return 0;
+	}
+	if (!strcmp(type, "ByteLevel")) {
+		/* no special tokens; trims offsets like RobertaProcessing */
+		int trim = 1, aps = 1;
+		json_t *x = json_object_get(j, "trim_offsets");
+		if (json_is_boolean(x))
+			trim = json_is_true(x);
+		x = json_object_get(j, "add_prefix_space");
+		if (json_is_boolean(x))
+			aps = json_is_true(x);
+		p->trim_offsets = trim;
+		p->add_prefix_space = aps;
+		return 0;
+	}
+	if (!strcmp(type, "Sequence")) {
+		json_t *a = json_object_get(j, "processors");
+		size_t i;
+		if (!json_is_array(a))
+			return emb_err_set(err, "%s: field "
+			                   "'post_processor.processors' must be an "
+			                   "array", file);
+		if (depth > 8)
+			return emb_err_set(err, "%s: field 'post_processor' is "
+			                   "nested too deeply", file);
+		for (i = 0; i < json_array_size(a); i++) {
+			tk_post q;
+			if (parse_post(&q, json_array_get(a, i), file, depth + 1,
+			               err) < 0) {
+				post_release(&q);
+				return -1;
+			}
+			if (q.type == TK_POST_TEMPLATE) {
+				if (p->type == TK_POST_TEMPLATE) {
+					post_release(&q);
+					return emb_err_set(err, "%s: field "
+					                   "'post_processor': a Sequence "
+					                   "with two processors that add "
+					                   "special tokens is not "
+					                   "supported", file);
+				}
+				p->type = q.type;
+				p->single = q.single;
+				p->pair = q.pair;
+				p->n_single = q.n_single;
+				p->n_pair = q.n_pair;
+			}
+			if (q.trim_offsets) {
+				p->trim_offsets = 1;
+				p->add_prefix_space = q.add_prefix_space;
+			}
 		}
 		return 0;
 	}
@@ -996,7 +1042,7 @@ static int load_json(emb_tokenizer *t, const char *path, emb_err *err)
 			goto out;
 	}
 	if (parse_post(&t->post, json_object_get(root, "post_processor"),
-	               path, err) < 0)
+	               path, 0, err) < 0)
 		goto out;
 	if (parse_added(t, json_object_get(root, "added_tokens"), path,
 	                err) < 0)

@@ -198,6 +198,8 @@ void tk_model_work_release(tk_model_work *w)
 {
 	free(w->u8);
 	free(w->pos);
+	free(w->sym);
+	free(w->heap);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -405,6 +407,14 @@ int tk_model_parse(tk_model *out, const json_t *j, const char *file,
 		out->type = TK_MODEL_WORDPIECE;
 		return wp_parse(&out->u.wp, j, file, err);
 	}
+	if (!strcmp(type, "BPE")) {
+		out->type = TK_MODEL_BPE;
+		return tk_bpe_parse(&out->u.bpe, j, file, err);
+	}
+	if (!strcmp(type, "Unigram")) {
+		out->type = TK_MODEL_UNIGRAM;
+		return tk_unigram_parse(&out->u.uni, j, file, err);
+	}
 	return emb_err_set(err, "%s: model type '%s' is not supported", file,
 	                   type);
 }
@@ -417,6 +427,12 @@ void tk_model_release(tk_model *m)
 		free(m->u.wp.unk);
 		free(m->u.wp.prefix);
 		break;
+	case TK_MODEL_BPE:
+		tk_bpe_release(&m->u.bpe);
+		break;
+	case TK_MODEL_UNIGRAM:
+		tk_unigram_release(&m->u.uni);
+		break;
 	}
 	memset(m, 0, sizeof(*m));
 }
@@ -427,6 +443,10 @@ int tk_model_tokenize(const tk_model *m, tk_toks *out, const tk_str *s,
 	switch (m->type) {
 	case TK_MODEL_WORDPIECE:
 		return wp_tokenize(&m->u.wp, out, s, sp, w, err);
+	case TK_MODEL_BPE:
+		return tk_bpe_tokenize(&m->u.bpe, out, s, sp, w, err);
+	case TK_MODEL_UNIGRAM:
+		return tk_unigram_tokenize(&m->u.uni, out, s, sp, w, err);
 	}
 	return emb_err_set(err, "no model");
 }
@@ -436,6 +456,10 @@ const tk_vocab *tk_model_vocab(const tk_model *m)
 	switch (m->type) {
 	case TK_MODEL_WORDPIECE:
 		return &m->u.wp.vocab;
+	case TK_MODEL_BPE:
+		return &m->u.bpe.vocab;
+	case TK_MODEL_UNIGRAM:
+		return &m->u.uni.vocab;
 	}
 	return NULL;
 }

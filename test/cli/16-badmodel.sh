@@ -24,7 +24,7 @@ model() {
 }
 # bad WHAT DIR MESSAGE: emb-encode -m DIR exits 3 with "emb-encode: error: MESSAGE"
 bad() {
-	emb-encode -m "$2" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+	emb-encode -j 2 -m "$2" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
 	t_eq "$1: exit 3" "$s" 3
 	t_grep "$1: message" "^emb-encode: error: $3" "$T/err"
 	t_lines "$1: one line on stderr" 1 "$T/err"
@@ -32,9 +32,30 @@ bad() {
 }
 
 # the intact fixture works (so the failures below are the damage's)
-emb-encode -m "$fd" --pool < "$T/in.jsonl" > "$T/out"; s=$?
+emb-encode -j 2 -m "$fd" --pool < "$T/in.jsonl" > "$T/out"; s=$?
 t_eq "intact fixture: exit 0" "$s" 0
 t_grep "intact fixture: an embedding" '"embedding":\[' "$T/out"
+
+# the same checkpoint in 3 shards (model.safetensors.index.json): the
+# same vectors; a missing or damaged shard is a load error naming it
+model "$T/shards"
+cp "$fd/model.safetensors" "$T/shards/"
+emb-synth --split "$T/shards" 3; s=$?
+t_eq "emb-synth --split: exit 0" "$s" 0
+t_ok "3 shards and an index, no model.safetensors" test -f "$T/shards/model-00003-of-00003.safetensors" -a \
+	-f "$T/shards/model.safetensors.index.json" -a ! -e "$T/shards/model.safetensors"
+emb-synth --inspect "$fd" | sort > "$T/t1"
+emb-synth --inspect "$T/shards" | sort > "$T/t2"
+t_ok "sharded: the same tensors" cmp -s "$T/t1" "$T/t2"
+head -20 "$D/corpus/texts.jsonl" > "$T/in20.jsonl"
+emb-encode -j 2 -m "$fd" --pool "$T/in20.jsonl" > "$T/one" 2>&1
+emb-encode -j 2 -m "$T/shards" --pool "$T/in20.jsonl" > "$T/sharded" 2>&1; s=$?
+t_eq "sharded checkpoint: exit 0" "$s" 0
+t_ok "sharded checkpoint: identical embeddings" cmp -s "$T/one" "$T/sharded"
+rm "$T/shards/model-00002-of-00003.safetensors"
+bad "missing shard" "$T/shards" "$T/shards/model-00002-of-00003.safetensors: "
+: > "$T/shards/model-00002-of-00003.safetensors"
+bad "empty shard" "$T/shards" "$T/shards/model-00002-of-00003.safetensors: file is truncated"
 
 # truncated safetensors (cut inside the data)
 model "$T/trunc"
@@ -64,7 +85,7 @@ bad "unknown dtype" "$T/dtype" "$T/dtype/model.safetensors: tensor 'embeddings.w
 model "$T/intdt"
 mkst "$T/intdt/model.safetensors" \
 	'{"embeddings.word_embeddings.weight":{"dtype":"I32","shape":[30522,64],"data_offsets":[0,7813632]}}' 7813632
-emb-encode -m "$T/intdt" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+emb-encode -j 2 -m "$T/intdt" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
 t_eq "integer weights: exit 3" "$s" 3
 t_grep "integer weights: names the tensor" "embeddings.word_embeddings.weight" "$T/err"
 
@@ -100,7 +121,7 @@ model "$T/dense"
 cp "$fd/model.safetensors" "$T/dense/"
 sed 's|"type": "sentence_transformers.models.Pooling"|&}, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"|' \
 	"$fd/modules.json" > "$T/dense/modules.json"
-emb-encode -m "$T/dense" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+emb-encode -j 2 -m "$T/dense" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
 t_eq "Dense module: exit 3" "$s" 3
 t_grep "Dense module: named" "modules.json: module 'sentence_transformers.models.Dense' (entry 2) is not supported" "$T/err"
 

@@ -1,9 +1,12 @@
 # 20-tokenize-golden.sh - emb-tokenize reproduces the Hugging Face
-# tokenizers goldens (test/data/tokenize) id for id: every WordPiece
-# model, full (no truncation), trunc16 (max 16 with specials) and
+# tokenizers goldens (test/data/tokenize) id for id: every model (WordPiece,
+# byte-level BPE, Unigram with a Precompiled charsmap)
+# full (no truncation), trunc16 (max 16 with specials) and
 # pairs64 (text + text_pair, longest_first to 64).
 T=$(t_tmpdir 20-tokenize-golden)
 for m in sentence-transformers--all-MiniLM-L6-v2 BAAI--bge-small-en-v1.5 \
+	sentence-transformers--all-distilroberta-v1 answerdotai--ModernBERT-large \
+	sentence-transformers--paraphrase-albert-small-v2 Falconsai--text_summarization \
 	intfloat--e5-small-v2 cross-encoder--ms-marco-MiniLM-L-6-v2 \
 	sentence-transformers--all-mpnet-base-v2; do
 	for fm in full:0 trunc16:16 pairs64:64; do

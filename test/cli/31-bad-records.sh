@@ -6,7 +6,8 @@ M="$D/models/sentence-transformers--all-MiniLM-L6-v2"
 
 # empty input: no output, exit 0
 : > "$T/empty.jsonl"
-for p in "emb-tokenize -m $M" "emb-pool"; do
+B=$(t_fixture bert-tiny-cls-bf16)
+for p in "emb-tokenize -m $M" "emb-pool" "emb-encode -j 2 -m $B --pool"; do
 	$p "$T/empty.jsonl" > "$T/out" 2> "$T/err"; s=$?
 	t_eq "${p%% *} empty input: exit 0" "$s" 0
 	t_eq "${p%% *} empty input: no output" "$(cat "$T/out")" ""

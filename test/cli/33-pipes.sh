@@ -42,3 +42,12 @@ t_grep "--progress: records and rates" "emb-pool: 30000 records, .* records/s, .
 t_eq "--no-progress: nothing on stderr" "$(cat "$T/err2")" ""
 emb-pool --progress < "$T/many.jsonl" > /dev/null 2> "$T/err"
 t_grep "--progress on a regular-file stdin" "30000 records" "$T/err"
+# the input size is known (a regular file): a percentage and an ETA; the
+# first status line comes with the first records, then the final one
+t_grep "--progress, regular file: ETA" "emb-pool: [0-9]* records, .*%, ETA [0-9]*:[0-9][0-9]:[0-9][0-9]" "$T/err"
+cat "$T/many.jsonl" | emb-pool --progress > /dev/null 2> "$T/err"
+t_grep "--progress, pipe: records" "30000 records" "$T/err"
+t_nogrep "--progress, pipe: no ETA (size unknown)" "ETA" "$T/err"
+printf '{"text":"a"}\n' > "$T/one.jsonl"
+emb-tokenize -m "$M" --progress "$T/one.jsonl" > /dev/null 2> "$T/err"
+t_grep "--progress: tokens/s counted" "emb-tokenize: 1 records, .* records/s, [0-9]* tokens/s" "$T/err"

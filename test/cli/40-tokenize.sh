@@ -79,3 +79,23 @@ t_eq "--raw: two lines" "$(cat "$T/out")" '{"text":"one","input_ids":[101,2028,1
 {"text":"two","input_ids":[101,2048,102],"token_type_ids":[0,0,0]}'
 printf '\n' | emb-tokenize -m "$MINI" --raw > "$T/out"; s=$?
 t_eq "--raw: an empty line is the empty text" "$s$(cat "$T/out")" '0{"text":"","input_ids":[101,102],"token_type_ids":[0,0]}'
+
+# sentence_bert_config.json do_lower_case: the text, text_pair and prompt
+# are lowercased (Python str.lower) before a cased tokenizer sees them,
+# and prompt_length counts the lowercased prompt's tokens
+R="$D/models/sentence-transformers--all-distilroberta-v1"
+L="$T/lower"
+mkdir -p "$L"
+cp "$R"/tokenizer.json "$R"/tokenizer_config.json "$R"/special_tokens_map.json "$R"/config.json "$L"/
+printf '{"max_seq_length": 512, "do_lower_case": true}\n' > "$L/sentence_bert_config.json"
+printf '{"text":"Hello World","text_pair":"\303\200B \304\260"}\n' > "$T/cased.jsonl"
+printf '{"text":"hello world","text_pair":"\303\240b i\314\207"}\n' > "$T/lowered.jsonl"
+emb-tokenize -m "$L" "$T/cased.jsonl" | sed 's/.*"input_ids"/"input_ids"/' > "$T/lc1"
+emb-tokenize -m "$R" "$T/lowered.jsonl" | sed 's/.*"input_ids"/"input_ids"/' > "$T/lc2"
+emb-tokenize -m "$R" "$T/cased.jsonl" | sed 's/.*"input_ids"/"input_ids"/' > "$T/lc3"
+t_ok "do_lower_case: cased input == lowercased input without it" cmp -s "$T/lc1" "$T/lc2"
+t_ok "do_lower_case false: case kept (a cased tokenizer)" test "$(cat "$T/lc1")" != "$(cat "$T/lc3")"
+printf '{"text":"Hello"}\n' | emb-tokenize -m "$L" --prompt "QUERY: " > "$T/lc4"
+printf '{"text":"hello"}\n' | emb-tokenize -m "$R" --prompt "query: " > "$T/lc5"
+t_eq "do_lower_case: the prompt is lowercased too, prompt_length of the lowered prompt" \
+	"$(sed 's/.*"input_ids"/"input_ids"/' "$T/lc4")" "$(sed 's/.*"input_ids"/"input_ids"/' "$T/lc5")"

@@ -171,3 +171,11 @@ if [ -w /dev/full ]; then
 	t_eq "/dev/full: exit 4" "$?" 4
 	t_grep "write error message" '^emb-validate: error: write error: No space left on device$' "$T/err"
 fi
+# empty golden and input: nothing was compared, which is a failure
+: > "$T/empty.jsonl"
+emb-validate "$T/empty.jsonl" < /dev/null > "$T/out" 2>&1
+t_eq "empty golden and input: exit 1" "$?" 1
+t_grep "empty: says nothing was compared" '^records: 0 golden, 0 input, 0 joined: FAIL (no field compared)$' "$T/out"
+emb-validate "$T/golden.jsonl" "$T/empty.jsonl" > "$T/out" 2>&1
+t_eq "empty input against a golden: exit 1" "$?" 1
+t_grep "empty input: the golden records are missing" 'missing in input' "$T/out"

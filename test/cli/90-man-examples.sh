@@ -12,7 +12,18 @@
 # fixture, and texts.jsonl / golden.jsonl / parity.yaml exist.
 
 mw=$(t_tmpdir man-examples)
-pages="man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 man/emb.7"
+pages=$(ls man/*.1 man/*.7)
+
+# --- a page for every command -------------------------------------------
+for b in cmd/emb-*; do
+	case $b in *.c|*.o) continue ;; esac
+	[ -x "$b" ] || continue
+	if [ -f "man/$(basename "$b").1" ]; then
+		t_pass "$b has a man page"
+	else
+		t_fail "$b has a man page" "no man/$(basename "$b").1"
+	fi
+done
 
 # --- lint ---------------------------------------------------------------
 for p in $pages; do
@@ -78,6 +89,8 @@ if [ -z "$fx" ] || [ ! -d "$fx" ]; then
 	return 0
 fi
 ln -s "$fx" "$mw/all-MiniLM-L6-v2"
+ce=$(t_fixture ce-minilm-l6)
+[ -n "$ce" ] && ln -s "$ce" "$mw/ms-marco-MiniLM-L-6-v2"
 # the model id sentence-transformers/all-MiniLM-L6-v2 in a Hugging Face cache
 snap="$mw/hf/hub/models--sentence-transformers--all-MiniLM-L6-v2"
 mkdir -p "$snap/snapshots" "$snap/refs"
@@ -218,9 +231,12 @@ if ${MAKE:-make} -s install DESTDIR="$stage" PREFIX=/usr/local > "$mw/install.lo
 else
 	t_fail "make install DESTDIR=... exits 0" "$(tail -n 5 "$mw/install.log")"
 fi
-for f in bin/emb-tokenize bin/emb-encode bin/emb-pool bin/emb-validate \
-    share/man/man1/emb-tokenize.1 share/man/man1/emb-encode.1 \
-    share/man/man1/emb-pool.1 share/man/man1/emb-validate.1 share/man/man7/emb.7; do
+for f in $(for p in $pages; do
+		case $p in
+		*.1) echo "bin/$(basename "$p" .1) share/man/man1/$(basename "$p")" ;;
+		*.7) echo "share/man/man7/$(basename "$p")" ;;
+		esac
+	done); do
 	[ -f "$stage/usr/local/$f" ] && t_pass "installed $f" || t_fail "installed $f"
 done
 [ -x "$stage/usr/local/bin/emb-encode" ] && t_pass "installed binaries are executable" ||

@@ -572,3 +572,176 @@ Test(jsonl, out_strings_and_ints)
 	emb_buf_release(&b);
 	emb_record_free(r);
 }
+
+/* ------------------------------------------------------------------ */
+/* the command driver (cli.c): batches, failures found in ops->run,    */
+/* --strict and --errors=emit, with a fake command                      */
+
+/* record {"v":N}: run fails on v == 3 (the whole batch fails, so the
+ * driver retries one at a time); emit fails on v == 5 */
+static int fake_prepare(void *ctx, emb_cli_rec *r, emb_err *err)
+{
+	size_t n;
+	const char *v = emb_record_raw(r->rec, "v", &n);
+
+	(void)ctx;
+	if (!v)
+		return emb_err_set(err, "missing field 'v'");
+	r->cost = 1;
+	r->user = NULL;
+	return 0;
+}
+
+static int fake_run(void *ctx, emb_cli_rec **rs, int n, emb_err *err)
+{
+	int *runs = ctx;
+
+	(*runs)++;
+	for (int i = 0; i < n; i++) {
+		size_t k;
+		const char *v = emb_record_raw(rs[i]->rec, "v", &k);
+		if (k == 1 && *v == '3')
+			return emb_err_set(err, "run failed on 3");
+	}
+	return 0;
+}
+
+static int fake_emit(void *ctx, emb_cli_rec *r, emb_buf *out, emb_err *err)
+{
+	size_t k;
+	const char *v = emb_record_raw(r->rec, "v", &k);
+
+	(void)ctx;
+	if (k == 1 && *v == '5')
+		return emb_err_set(err, "emit failed on 5");
+	emb_out_begin(out, r->rec, NULL);
+	emb_out_int(out, "ok", 1);
+	emb_out_end(out);
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[4096];
+	size_t n;
+
+	cr_assert(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* run the fake command over 6 records; returns the status */
+static int fake_cmd(int strict, int emit_errors, size_t batch_cost,
+                    char *outp, char *errp, int *runs)
+{
+	static const char data[] = "{\"v\":1}\n{\"v\":2}\n{\"v\":3}\n{\"v\":4}\n"
+	                           "{\"v\":5}\n{\"v\":6}\n";
+	char *in = strdup(tmpfile_with(data, sizeof(data) - 1));
+	char *argv[] = { "fake", in, NULL };
+	emb_cli c;
+	emb_cli_ops ops = { fake_prepare, fake_run, fake_emit, NULL,
+	                    batch_cost, 8 };
+	int fd;
+
+	strcpy(outp, "/tmp/emb-test-cli-out-XXXXXX");
+	strcpy(errp, "/tmp/emb-test-cli-err-XXXXXX");
+	cr_assert((fd = mkstemp(outp)) >= 0);
+	close(fd);
+	cr_assert((fd = mkstemp(errp)) >= 0);
+	close(fd);
+	memset(&c, 0, sizeof(c));
+	c.prog = "fake";
+	c.usage = "usage: fake\n";
+	emb_cli_parse(&c, 2, argv, NULL, NULL, NULL);
+	c.strict = strict;
+	c.errors_emit = emit_errors;
+	c.progress = 0;
+	cr_assert(freopen(outp, "w", stdout));
+	cr_assert(freopen(errp, "w", stderr));
+	*runs = 0;
+	fd = emb_cli_run(&c, &ops, runs);
+	fflush(stderr);
+	unlink(in);
+	free(in);
+	return fd;
+}
+
+Test(cli, driver_batches_and_failures)
+{
+	char outp[64], errp[64];
+	int runs, s;
+	const char *o, *e;
+
+	/* one batch of 6: it fails, then each record is run alone */
+	s = fake_cmd(0, 0, 100, outp, errp, &runs);
+	cr_assert_eq(s, EMB_EXIT_RECORD);
+	o = slurp(outp);
+	cr_assert_eq(count_lines(o), 4, "%s", o);
+	cr_assert(strstr(o, "{\"v\":1,\"ok\":1}\n{\"v\":2,\"ok\":1}\n{\"v\":4,\"ok\":1}\n{\"v\":6,\"ok\":1}\n"), "%s", o);
+	e = slurp(errp);
+	cr_assert_eq(count_lines(e), 2, "%s", e);
+	cr_assert(strstr(e, ":3): run failed on 3\n"), "%s", e);
+	cr_assert(strstr(e, ":5): emit failed on 5\n"), "%s", e);
+	cr_assert_eq(runs, 1 + 6);
+	unlink(outp);
+	unlink(errp);
+}
+
+Test(cli, driver_one_record_a_run_emit)
+{
+	char outp[64], errp[64];
+	int runs, s;
+	const char *o;
+
+	/* batch budget 1 token: six runs; --errors=emit keeps lines aligned */
+	s = fake_cmd(0, 1, 1, outp, errp, &runs);
+	cr_assert_eq(s, EMB_EXIT_RECORD);
+	cr_assert_eq(runs, 6);
+	o = slurp(outp);
+	cr_assert_eq(count_lines(o), 6, "%s", o);
+	cr_assert(strstr(o, "{\"v\":2,\"ok\":1}\n{\"error\":\"run failed on 3\"}\n"
+	                 "{\"v\":4,\"ok\":1}\n{\"error\":\"emit failed on 5\"}\n"),
+	          "%s", o);
+}
+
+Test(cli, driver_strict_stops_at_a_run_failure)
+{
+	char outp[64], errp[64];
+	int runs, s;
+	const char *o, *e;
+
+	/* --strict: a record that fails in run (not in prepare) stops too */
+	s = fake_cmd(1, 0, 100, outp, errp, &runs);
+	cr_assert_eq(s, EMB_EXIT_RECORD);
+	o = slurp(outp);
+	cr_assert_str_eq(o, "{\"v\":1,\"ok\":1}\n{\"v\":2,\"ok\":1}\n");
+	e = slurp(errp);
+	cr_assert_eq(count_lines(e), 1, "%s", e);
+	cr_assert(strstr(e, ":3): run failed on 3\n"), "%s", e);
+}
+
+Test(cli, driver_strict_one_record_a_run)
+{
+	char outp[64], errp[64];
+	int runs, s;
+	const char *o;
+
+	s = fake_cmd(1, 1, 1, outp, errp, &runs);
+	cr_assert_eq(s, EMB_EXIT_RECORD);
+	cr_assert_eq(runs, 3, "ran %d times after the failure", runs);
+	o = slurp(outp);
+	cr_assert_str_eq(o, "{\"v\":1,\"ok\":1}\n{\"v\":2,\"ok\":1}\n"
+	                 "{\"error\":\"run failed on 3\"}\n");
+}

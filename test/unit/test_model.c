@@ -202,7 +202,7 @@ static emb_model *load(const char *dir, int threads)
 {
 	emb_model *m = NULL;
 	emb_err err = { "" };
-	emb_model_opts o = { threads };
+	emb_model_opts o = { .threads = threads };
 
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "load %s: %s", dir,
 	             err.msg);

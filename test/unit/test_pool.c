@@ -97,6 +97,12 @@ Test(pool, skip_prompt)
 	cr_expect_eq(o[0], 0.0f);
 	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_MAX, 9, &e), 0);
 	cr_expect_eq(o[1], -1e9f);
+	/* lasttoken with every row masked: ST's flip/argmax gives row 0 */
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_LAST, 4, &e), 0);
+	cr_expect_eq(o[0], T[0][0]);
+	cr_expect_eq(o[2], T[0][2]);
+	cr_assert_eq(emb_pool(o, &T[0][0], 4, 3, EMB_POOL_LAST, 9, &e), 0);
+	cr_expect_eq(o[1], T[0][1]);
 }
 
 Test(pool, errors)

@@ -1,0 +1,58 @@
+/*
+ * qkernels.h - int8 GEMM for W8A8 linear layers (lib/kernels_i8.c: the
+ * exact scalar version and the row quantizer; lib/kernels_vnni.c: the
+ * AVX-512 VNNI version, vpdpbusd).
+ *
+ * Weights: per-row symmetric int8, w[j][k] ~ ws[j] * q[j][k], q in
+ * [-127, 127].  Packed in panels of 16 output rows with k in groups of
+ * 4 (the vpdpbusd layout): panel p, group g holds for c = 0..15 the 4
+ * bytes q[16p+c][4g..4g+3] (zero past n and past k).  kp = k rounded up
+ * to a multiple of 4.
+ *
+ * Activations: per-row asymmetric uint8, x[k] ~ xs * (u[k] - xz).
+ *
+ *   y[i][j] = (xs[i] * ws[j]) * (float)(sum_k u[i][k] q[j][k]
+ *                                       - xz[i] * wsum[j]) + b[j]
+ *
+ * The integer sum is exact, and the float epilogue is the same sequence
+ * of operations in every version (no fused multiply-add), so the scalar
+ * and VNNI kernels give bitwise identical results.
+ */
+#ifndef EMB_QKERNELS_H
+#define EMB_QKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* bytes of the packed form of q (n,k); 0 on overflow */
+size_t emb_i8_pack_size(int n, int k);
+/* q (n,k) row-major -> wp (emb_i8_pack_size bytes) */
+void emb_i8_pack(int8_t *wp, const int8_t *q, int n, int k);
+/* w (n,k) floats -> q (n,k) and scales ws (n): ws = max|w| / 127,
+ * q = round(w / ws) (0 rows: ws 1, q 0) */
+void emb_i8_quantize_rows(int8_t *q, float *ws, const float *w, int n, int k);
+
+/* x (rows, k) stride ldx -> u (rows, kp) stride ldu, xs, xz (rows) */
+void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                          const float *x, int ldx, int rows, int k);
+
+/* y (m, n) = the formula above; wp starts at a panel boundary; ws, wsum,
+ * b (may be NULL) start at the same column */
+typedef void (*emb_gemm_i8_fn)(float *y, int ldy, const uint8_t *u, int ldu,
+                               const float *xs, const int32_t *xz,
+                               const int8_t *wp, const float *ws,
+                               const int32_t *wsum, const float *b,
+                               int m, int n, int kp);
+
+void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
+                        const float *xs, const int32_t *xz,
+                        const int8_t *wp, const float *ws,
+                        const int32_t *wsum, const float *b,
+                        int m, int n, int kp);
+/* the VNNI kernel when this build and CPU have it, else NULL */
+emb_gemm_i8_fn emb_gemm_i8_vnni(void);
+/* the kernel to use: $EMB_I8 = "scalar" or "vnni" forces one (NULL when
+ * the forced one is unavailable), else the best */
+emb_gemm_i8_fn emb_gemm_i8_select(const char **name);
+
+#endif /* EMB_QKERNELS_H */

@@ -1,0 +1,625 @@
+/*
+ * test_heads.c - model heads (cross-encoder logits, SPLADE), ranking,
+ * MaxSim and vector quantization.
+ *
+ * 1. ce-minilm-l6 (BertForSequenceClassification) logits within 1e-4 of
+ *    every golden; batched and one at a time bitwise identical.
+ * 2. splade-tiny (BertForMaskedLM, tied decoder): the SPLADE vector has
+ *    exactly the golden's nonzero index set, values within 1e-4.
+ * 3. emb_maxsim against a brute-force similarity matrix on random data.
+ * 4. Vector quantization: exactly sentence-transformers' outputs
+ *    (golden.vq.jsonl with vq.ranges.json); saturation; ranges.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "emb.h"
+#include "qkernels.h"
+
+static const char *top(void)
+{
+	const char *t = getenv("EMB_TOP");
+	return t && *t ? t : ".";
+}
+
+static char *path_of(const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&p, fmt, ap) >= 0);
+	va_end(ap);
+	return p;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb; (void)flag; (void)f;
+	return remove(p);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 > cap) {
+			cap = (cap + 4096) * 2;
+			cr_assert(buf = realloc(buf, cap + 1));
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+
+/* materialize fixture NAME into test/tmp/units/heads-NAME (cached) */
+static char *fixture(const char *name)
+{
+	char *recipe = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
+	char *root = path_of("%s/test/data", top());
+	char *dir = path_of("%s/test/tmp/units/heads-%s", top(), name);
+	char *done = path_of("%s/.done", dir);
+	char *want = slurp(recipe, NULL), *have = slurp(done, NULL);
+
+	cr_assert(want, "cannot read %s", recipe);
+	if (!have || strcmp(have, want)) {
+		char *tmp = path_of("%s.tmp%ld", dir, (long)getpid());
+		char *tdone = path_of("%s/.done", tmp);
+		char *parent = path_of("%s/test/tmp/units", top());
+		emb_err err = { "" };
+		FILE *f;
+		char *p0 = path_of("%s/test/tmp", top());
+		mkdir(p0, 0777);
+		mkdir(parent, 0777);
+		free(p0);
+		free(parent);
+		rm_rf(tmp);
+		cr_assert_eq(emb_synth_materialize(recipe, root, tmp, &err), 0,
+		             "materialize %s: %s", name, err.msg);
+		cr_assert(f = fopen(tdone, "w"));
+		fputs(want, f);
+		cr_assert_eq(fclose(f), 0);
+		if (have)
+			rm_rf(dir);
+		if (rename(tmp, dir) != 0)
+			rm_rf(tmp);
+		free(tmp);
+		free(tdone);
+	}
+	free(recipe); free(root); free(done); free(want); free(have);
+	return dir;
+}
+
+/* the JSON lines of a test/data file */
+static json_t **read_jsonl(const char *rel, size_t *n)
+{
+	char *path = path_of("%s/test/data/%s", top(), rel);
+	char *text = slurp(path, NULL), *line, *save = NULL;
+	json_t **v = NULL;
+	size_t cap = 0;
+
+	cr_assert(text, "cannot read %s", path);
+	*n = 0;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		json_error_t je;
+		if (*n == cap)
+			cr_assert(v = realloc(v, (cap = cap * 2 + 64) * sizeof(*v)));
+		cr_assert(v[*n] = json_loads(line, 0, &je), "%s: %s", path, je.text);
+		(*n)++;
+	}
+	free(text);
+	free(path);
+	return v;
+}
+
+static int32_t *ints_of(const json_t *a, int *n)
+{
+	int32_t *v = malloc((json_array_size(a) + 1) * sizeof(int32_t));
+	size_t i;
+	json_t *x;
+
+	cr_assert(v && json_is_array(a));
+	json_array_foreach(a, i, x)
+		v[i] = (int32_t)json_integer_value(x);
+	*n = (int)json_array_size(a);
+	return v;
+}
+
+static void free_lines(json_t **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+}
+
+Test(heads, cross_encoder_logits)
+{
+	char *dir = fixture("ce-minilm-l6");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { .threads = 2 };
+	size_t n;
+	json_t **g = read_jsonl("fixtures/ce-minilm-l6/golden.jsonl", &n);
+	emb_seq *seqs = calloc(n, sizeof(*seqs));
+	float *all, one[8];
+	double worst = 0;
+	int L;
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_head(m), EMB_HEAD_CLASSIFIER);
+	L = emb_model_num_labels(m);
+	cr_assert_eq(L, 1);
+	cr_assert_str_eq(emb_model_label(m, 0), "LABEL_0");
+	cr_assert_null(emb_model_label(m, 1));
+	cr_assert_eq(emb_model_out_width(m, EMB_OUT_LOGITS), 1);
+	cr_assert(n >= 100 && seqs);
+	for (size_t i = 0; i < n; i++) {
+		int len, tl;
+		seqs[i].ids = ints_of(json_object_get(g[i], "input_ids"), &len);
+		seqs[i].type_ids = ints_of(json_object_get(g[i], "token_type_ids"), &tl);
+		seqs[i].len = len;
+		cr_assert_eq(len, tl);
+	}
+	cr_assert(all = malloc(n * sizeof(float)));
+	/* in batches of 7 */
+	for (size_t s = 0; s < n; s += 7) {
+		int k = n - s < 7 ? (int)(n - s) : 7;
+		cr_assert_eq(emb_model_forward_head(m, all + s, EMB_OUT_LOGITS,
+		                                    seqs + s, k, &err), 0, "%s", err.msg);
+	}
+	for (size_t i = 0; i < n; i++) {
+		double want = json_number_value(json_array_get(
+			json_object_get(g[i], "logits"), 0));
+		double d = fabs(all[i] - want);
+		if (d > worst)
+			worst = d;
+		cr_expect_leq(d, 1e-4, "record %zu: logit %g, golden %g", i,
+		              all[i], want);
+		if (i % 17 == 0) {
+			cr_assert_eq(emb_model_forward_head(m, one, EMB_OUT_LOGITS,
+			                                    seqs + i, 1, &err), 0);
+			cr_expect_eq(memcmp(one, all + i, sizeof(float)), 0,
+			             "record %zu: batched differs from single", i);
+		}
+	}
+	cr_log_info("cross-encoder: max abs diff %.3g over %zu records", worst, n);
+	/* a classifier has no masked-LM head */
+	cr_assert_eq(emb_model_forward_head(m, all, EMB_OUT_SPLADE, seqs, 1,
+	                                    &err), -1);
+	cr_assert(strstr(err.msg, "masked-LM"), "%s", err.msg);
+	for (size_t i = 0; i < n; i++) {
+		free((void *)seqs[i].ids);
+		free((void *)seqs[i].type_ids);
+	}
+	free(seqs);
+	free(all);
+	emb_model_free(m);
+	free_lines(g, n);
+	free(dir);
+}
+
+Test(heads, splade_sparse)
+{
+	char *dir = fixture("splade-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { .threads = 2 };
+	size_t n;
+	json_t **g = read_jsonl("fixtures/splade-tiny/golden.jsonl", &n);
+	float *w;
+	int V;
+	double worst = 0;
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_head(m), EMB_HEAD_MLM);
+	cr_assert_eq(emb_model_num_labels(m), 0);
+	V = emb_model_vocab_size(m);
+	cr_assert_eq(emb_model_out_width(m, EMB_OUT_SPLADE), (size_t)V);
+	cr_assert(w = malloc(2 * (size_t)V * sizeof(float)));
+	for (size_t i = 0; i < n; i += (i < 40 ? 1 : 3)) {
+		int len;
+		emb_seq s[2];
+		const json_t *sp = json_object_get(g[i], "sparse");
+		const char *key;
+		json_t *val;
+		size_t nz = 0;
+		s[0].ids = ints_of(json_object_get(g[i], "input_ids"), &len);
+		s[0].type_ids = NULL;
+		s[0].len = len;
+		s[1] = s[0];
+		/* two copies in one batch: both rows must be equal */
+		cr_assert_eq(emb_model_forward_head(m, w, EMB_OUT_SPLADE, s, 2,
+		                                    &err), 0, "%s", err.msg);
+		cr_expect_eq(memcmp(w, w + V, (size_t)V * sizeof(float)), 0);
+		for (int v = 0; v < V; v++)
+			nz += w[v] != 0;
+		cr_expect_eq(nz, json_object_size(sp), "record %zu: %zu nonzeros, "
+		             "golden %zu", i, nz, json_object_size(sp));
+		json_object_foreach((json_t *)sp, key, val) {
+			int id = atoi(key);
+			double d;
+			cr_assert(id >= 0 && id < V);
+			cr_expect_neq(w[id], 0, "record %zu: index %d missing", i, id);
+			d = fabs(w[id] - json_number_value(val));
+			if (d > worst)
+				worst = d;
+			cr_expect_leq(d, 1e-4, "record %zu index %d: %g vs %g", i, id,
+			              w[id], json_number_value(val));
+		}
+		free((void *)s[0].ids);
+	}
+	cr_log_info("splade: max abs diff %.3g", worst);
+	/* no classifier on a masked-LM */
+	cr_assert_eq(emb_model_forward_head(m, w, EMB_OUT_LOGITS, NULL, 0, &err), -1);
+	free(w);
+	emb_model_free(m);
+	free_lines(g, n);
+	free(dir);
+}
+
+Test(heads, base_model_has_no_head)
+{
+	char *dir = fixture("minilm-l6");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { .threads = 1 };
+	int32_t ids[3] = { 101, 1037, 102 };
+	emb_seq s = { ids, NULL, 3 };
+	float out[4];
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_head(m), EMB_HEAD_NONE);
+	cr_assert_eq(emb_model_forward_head(m, out, EMB_OUT_LOGITS, &s, 1, &err), -1);
+	cr_assert(strstr(err.msg, "no head"), "%s", err.msg);
+	cr_assert_eq(emb_model_forward_head(m, out, 99, &s, 1, &err), -1);
+	emb_model_free(m);
+	free(dir);
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static float frand(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2 - 1;
+}
+
+/* the definition, literally: normalize copies, full matrix, max, sum */
+static double maxsim_brute(const float *q, int nq, const float *d, int nd,
+                           int dim)
+{
+	double *qn = malloc((size_t)nq * dim * sizeof(double));
+	double *dn = malloc((size_t)nd * dim * sizeof(double));
+	double *sim = malloc((size_t)nq * nd * sizeof(double) + 8), total = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		const float *x = pass ? d : q;
+		double *y = pass ? dn : qn;
+		int rows = pass ? nd : nq;
+		for (int r = 0; r < rows; r++) {
+			double ss = 0;
+			for (int k = 0; k < dim; k++)
+				ss += (double)x[r * dim + k] * x[r * dim + k];
+			ss = fmax(sqrt(ss), 1e-12);
+			for (int k = 0; k < dim; k++)
+				y[r * dim + k] = x[r * dim + k] / ss;
+		}
+	}
+	for (int i = 0; i < nq; i++)
+		for (int j = 0; j < nd; j++) {
+			double s = 0;
+			for (int k = 0; k < dim; k++)
+				s += qn[i * dim + k] * dn[j * dim + k];
+			sim[i * nd + j] = s;
+		}
+	for (int i = 0; i < nq && nd > 0; i++) {
+		double best = sim[i * nd];
+		for (int j = 1; j < nd; j++)
+			best = fmax(best, sim[i * nd + j]);
+		total += best;
+	}
+	free(qn); free(dn); free(sim);
+	return total;
+}
+
+Test(heads, maxsim_brute_force)
+{
+	for (int t = 0; t < 60; t++) {
+		int nq = 1 + t % 9, nd = 1 + (t * 7) % 23, dim = 1 + (t * 13) % 70;
+		float *q = malloc((size_t)nq * dim * sizeof(float));
+		float *d = malloc((size_t)nd * dim * sizeof(float));
+		double got, want;
+		for (int i = 0; i < nq * dim; i++)
+			q[i] = frand();
+		for (int i = 0; i < nd * dim; i++)
+			d[i] = frand() * (1 + t);
+		if (t % 5 == 0)     /* a zero row: cosine 0 */
+			memset(d, 0, (size_t)dim * sizeof(float));
+		got = emb_maxsim(q, nq, d, nd, dim);
+		want = maxsim_brute(q, nq, d, nd, dim);
+		cr_expect(fabs(got - want) <= 1e-9 * (1 + fabs(want)),
+		          "case %d (%dx%d, dim %d): %.12g vs %.12g", t, nq, nd, dim,
+		          got, want);
+		/* a document equal to the query scores nq (every cos 1) */
+		if (t % 5)
+			cr_expect(fabs(emb_maxsim(q, nq, q, nq, dim) - nq) < 1e-6);
+		free(q);
+		free(d);
+	}
+	cr_expect_eq(emb_maxsim(NULL, 0, NULL, 0, 4), 0);
+}
+
+Test(heads, rank_and_activation)
+{
+	float s[6] = { 0.5f, 2.0f, NAN, 2.0f, -1.0f, 0.75f };
+	int order[6], want[6] = { 1, 3, 5, 0, 4, 2 };
+	float v[3] = { 1, 2, 3 }, sig[2] = { 0, 1 };
+
+	emb_rank_order(order, s, 6);
+	for (int i = 0; i < 6; i++)
+		cr_expect_eq(order[i], want[i], "rank %d: %d", i, order[i]);
+	cr_assert_eq(emb_activation_parse("torch.nn.modules.activation.Sigmoid"),
+	             EMB_ACTIVATION_SIGMOID);
+	cr_assert_eq(emb_activation_parse("torch.nn.modules.linear.Identity"),
+	             EMB_ACTIVATION_NONE);
+	cr_assert_eq(emb_activation_parse("softmax"), EMB_ACTIVATION_SOFTMAX);
+	cr_assert_eq(emb_activation_parse("torch.nn.modules.activation.Mish"), -1);
+	emb_activation_apply(v, 3, EMB_ACTIVATION_SOFTMAX);
+	cr_expect(fabsf(v[0] + v[1] + v[2] - 1) < 1e-6f);
+	cr_expect(v[2] > v[1] && v[1] > v[0]);
+	cr_expect(fabsf(v[0] - 0.09003057f) < 1e-6f);
+	emb_activation_apply(sig, 2, EMB_ACTIVATION_SIGMOID);
+	cr_expect_eq(sig[0], 0.5f);
+	cr_expect(fabsf(sig[1] - 0.7310586f) < 1e-6f);
+}
+
+/* vq.ranges.json -> mins, maxs (dim) */
+static int read_ranges(float **mins, float **maxs)
+{
+	char *path = path_of("%s/test/data/fixtures/minilm-l6/vq.ranges.json", top());
+	json_error_t je;
+	json_t *r = json_load_file(path, 0, &je), *a, *b;
+	int dim;
+
+	cr_assert(r, "%s: %s", path, je.text);
+	a = json_array_get(json_object_get(r, "ranges"), 0);
+	b = json_array_get(json_object_get(r, "ranges"), 1);
+	dim = (int)json_array_size(a);
+	cr_assert(dim > 0 && json_array_size(b) == (size_t)dim);
+	*mins = malloc((size_t)dim * sizeof(float));
+	*maxs = malloc((size_t)dim * sizeof(float));
+	for (int i = 0; i < dim; i++) {
+		(*mins)[i] = (float)json_number_value(json_array_get(a, (size_t)i));
+		(*maxs)[i] = (float)json_number_value(json_array_get(b, (size_t)i));
+	}
+	json_decref(r);
+	free(path);
+	return dim;
+}
+
+Test(quant, sentence_transformers_golden)
+{
+	float *mins, *maxs, *rmin, *rmax;
+	int dim = read_ranges(&mins, &maxs);
+	size_t n, checked = 0;
+	json_t **g = read_jsonl("fixtures/minilm-l6/golden.vq.jsonl", &n);
+	float *v = malloc((size_t)dim * sizeof(float));
+	int32_t *q = malloc((size_t)dim * sizeof(int32_t));
+
+	cr_assert(n >= 100);
+	rmin = malloc((size_t)dim * sizeof(float));
+	rmax = malloc((size_t)dim * sizeof(float));
+	emb_vq_ranges_init(rmin, rmax, dim);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_object_get(g[i], "embedding");
+		cr_assert_eq(json_array_size(e), (size_t)dim);
+		for (int k = 0; k < dim; k++)
+			v[k] = (float)json_number_value(json_array_get(e, (size_t)k));
+		emb_vq_ranges_add(rmin, rmax, v, dim);
+		for (int kind = EMB_VQ_INT8; kind <= EMB_VQ_UBINARY; kind++) {
+			const json_t *want = json_object_get(g[i], emb_vq_name(kind));
+			size_t w = emb_vq_width(kind, dim);
+			cr_assert_eq(json_array_size(want), w, "%s width",
+			             emb_vq_name(kind));
+			cr_expect_eq(emb_vq_quantize(q, kind, v, dim, mins, maxs), 0,
+			             "record %zu: in-range values saturated", i);
+			for (size_t k = 0; k < w; k++)
+				cr_expect_eq(q[k], json_integer_value(json_array_get(want, k)),
+				             "record %zu %s[%zu]: %d vs %lld", i,
+				             emb_vq_name(kind), k, q[k],
+				             (long long)json_integer_value(json_array_get(want, k)));
+			checked++;
+		}
+	}
+	cr_assert_eq(checked, 4 * n);
+	/* the ranges are the per-dimension min/max of these rows */
+	cr_expect_eq(memcmp(rmin, mins, (size_t)dim * sizeof(float)), 0);
+	cr_expect_eq(memcmp(rmax, maxs, (size_t)dim * sizeof(float)), 0);
+	free(v); free(q); free(mins); free(maxs); free(rmin); free(rmax);
+	free_lines(g, n);
+}
+
+Test(quant, saturation_and_unpacking)
+{
+	float mins[4] = { -1, -1, 0, 2 }, maxs[4] = { 1, 1, 1, 2 };
+	float v[4] = { 5, -7, 0.5f, 2 }, back[10];
+	int32_t q[4];
+
+	/* over max -> top, under min -> bottom, min == max -> NaN -> bottom */
+	cr_assert_eq(emb_vq_quantize(q, EMB_VQ_UINT8, v, 4, mins, maxs), 3);
+	cr_expect_eq(q[0], 255);
+	cr_expect_eq(q[1], 0);
+	cr_expect_eq(q[2], 127);    /* 0.5 / (1/255) = 127.5 -> 127 */
+	cr_expect_eq(q[3], 0);
+	cr_assert_eq(emb_vq_quantize(q, EMB_VQ_INT8, v, 4, mins, maxs), 3);
+	cr_expect_eq(q[0], 127);
+	cr_expect_eq(q[1], -128);
+	cr_expect_eq(q[2], 0);      /* 127.5 - 128 = -0.5 -> 0 (toward zero) */
+	/* packbits: first value in the high bit, zero padding */
+	{
+		float b[10] = { 1, -1, 0, 2, -3, 4, 5, 0.1f, 0, 9 };
+		int32_t p[2];
+		cr_assert_eq(emb_vq_width(EMB_VQ_UBINARY, 10), 2);
+		emb_vq_quantize(p, EMB_VQ_UBINARY, b, 10, NULL, NULL);
+		cr_expect_eq(p[0], 0x97);
+		cr_expect_eq(p[1], 0x40);
+		emb_vq_quantize(p, EMB_VQ_BINARY, b, 10, NULL, NULL);
+		cr_expect_eq(p[0], 0x97 - 128);
+		cr_expect_eq(p[1], 0x40 - 128);
+		emb_vq_dequantize(back, EMB_VQ_BINARY, p, 10, NULL, NULL);
+		for (int i = 0; i < 10; i++)
+			cr_expect_eq(back[i], b[i] > 0 ? 1.0f : -1.0f, "bit %d", i);
+	}
+	emb_vq_quantize(q, EMB_VQ_UINT8, v, 3, mins, maxs);
+	emb_vq_dequantize(back, EMB_VQ_UINT8, q, 3, mins, maxs);
+	cr_expect(fabsf(back[2] - 0.5f) < 1.0f / 255);
+	cr_assert_eq(emb_vq_parse("int8"), EMB_VQ_INT8);
+	cr_assert_eq(emb_vq_parse("float"), 0);
+}
+
+/* the int8 GEMM: exact integer sums, scalar == VNNI bit for bit, and
+ * close to the float product of the dequantized operands */
+Test(quant, int8_gemm_kernels)
+{
+	emb_gemm_i8_fn vnni = emb_gemm_i8_vnni();
+	int shapes[][3] = { { 1, 1, 1 }, { 3, 17, 5 }, { 7, 33, 64 },
+	                    { 5, 16, 384 }, { 9, 40, 1537 } };
+
+	for (size_t t = 0; t < sizeof(shapes) / sizeof(shapes[0]); t++) {
+		int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2];
+		int kp = (k + 3) / 4 * 4;
+		float *x = malloc((size_t)m * k * 4), *w = malloc((size_t)n * k * 4);
+		float *b = malloc((size_t)n * 4), *ws = malloc((size_t)n * 4);
+		float *xs = malloc((size_t)m * 4), *y1 = malloc((size_t)m * n * 4);
+		float *y2 = malloc((size_t)m * n * 4);
+		int8_t *q = malloc((size_t)n * k), *wp = malloc(emb_i8_pack_size(n, k));
+		uint8_t *u = malloc((size_t)m * kp);
+		int32_t *xz = malloc((size_t)m * 4), *wsum = malloc((size_t)n * 4);
+		for (int i = 0; i < m * k; i++)
+			x[i] = frand() * 3 + (i % 5 == 0 ? 1 : 0);
+		for (int i = 0; i < n * k; i++)
+			w[i] = frand() * 0.2f;
+		for (int j = 0; j < n; j++)
+			b[j] = frand();
+		emb_i8_quantize_rows(q, ws, w, n, k);
+		for (int j = 0; j < n; j++) {
+			wsum[j] = 0;
+			for (int kk = 0; kk < k; kk++) {
+				cr_assert(q[(size_t)j * k + kk] >= -127 && q[(size_t)j * k + kk] <= 127);
+				wsum[j] += q[(size_t)j * k + kk];
+			}
+		}
+		emb_i8_pack(wp, q, n, k);
+		emb_u8_quantize_rows(u, kp, xs, xz, x, k, m, k);
+		emb_gemm_i8_scalar(y1, n, u, kp, xs, xz, wp, ws, wsum, b, m, n, kp);
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < n; j++) {
+				/* exact: the integer sum from the unpacked operands */
+				long long acc = 0;
+				double ref = 0;
+				for (int kk = 0; kk < k; kk++) {
+					acc += (long long)u[(size_t)i * kp + kk] * q[(size_t)j * k + kk];
+					ref += (double)x[(size_t)i * k + kk] * w[(size_t)j * k + kk];
+				}
+				float want = xs[i] * ws[j] * (float)(acc - (long long)xz[i] * wsum[j]);
+				want = want + b[j];
+				cr_expect_eq(y1[(size_t)i * n + j], want, "%dx%dx%d [%d,%d]",
+				             m, n, k, i, j);
+				ref += b[j];
+				cr_expect(fabs(y1[(size_t)i * n + j] - ref) <= 0.02 * sqrt(k) + 1e-3,
+				          "%dx%dx%d [%d,%d]: %g vs float %g", m, n, k, i, j,
+				          y1[(size_t)i * n + j], ref);
+			}
+		if (vnni) {
+			vnni(y2, n, u, kp, xs, xz, wp, ws, wsum, b, m, n, kp);
+			cr_expect_eq(memcmp(y1, y2, (size_t)m * n * 4), 0,
+			             "%dx%dx%d: VNNI differs from scalar", m, n, k);
+			/* a column block at a panel boundary, no bias */
+			if (n > 16) {
+				emb_gemm_i8_scalar(y1, n, u, kp, xs, xz, wp + 16 * kp, ws + 16,
+				                   wsum + 16, NULL, m, n - 16, kp);
+				vnni(y2, n, u, kp, xs, xz, wp + 16 * kp, ws + 16, wsum + 16,
+				     NULL, m, n - 16, kp);
+				for (int i = 0; i < m; i++)
+					cr_expect_eq(memcmp(y1 + (size_t)i * n, y2 + (size_t)i * n,
+					                    (size_t)(n - 16) * 4), 0);
+			}
+		}
+		free(x); free(w); free(b); free(ws); free(xs); free(y1); free(y2);
+		free(q); free(wp); free(u); free(xz); free(wsum);
+	}
+	if (!vnni)
+		cr_log_info("no VNNI kernel in this build or CPU: scalar only");
+}
+
+/* weights_int8 / act_int8 really switch the linear layers over */
+Test(quant, model_paths_taken)
+{
+	char *dir = fixture("splade-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { 1, 0, 0 };
+	int lin, w8, a8;
+	const char *kern;
+	int32_t ids[5] = { 101, 2023, 2003, 1037, 102 };
+	emb_seq s = { ids, NULL, 5 };
+	float *f = malloc(5 * 128 * 4), *g = malloc(5 * 128 * 4);
+	float *h = malloc(5 * 128 * 4);
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	emb_model_quant_stats(m, &lin, &w8, &a8, &kern);
+	cr_assert(lin >= 8 && w8 == 0 && a8 == 0 && !kern);
+	cr_assert_eq(emb_model_forward(m, f, &s, 1, &err), 0);
+	emb_model_free(m);
+	o.weights_int8 = 1;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	emb_model_quant_stats(m, &lin, &w8, &a8, &kern);
+	cr_assert(w8 == lin && a8 == 0, "%d of %d int8", w8, lin);
+	cr_assert_eq(emb_model_forward(m, g, &s, 1, &err), 0);
+	cr_assert_neq(memcmp(f, g, 5 * 128 * 4), 0, "W8 output == fp32 output");
+	emb_model_free(m);
+	o.act_int8 = 1;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	emb_model_quant_stats(m, &lin, &w8, &a8, &kern);
+	cr_assert(a8 == lin && kern, "%d of %d W8A8", a8, lin);
+	cr_assert_eq(emb_model_forward(m, h, &s, 1, &err), 0);
+	cr_assert_neq(memcmp(g, h, 5 * 128 * 4), 0, "W8A8 output == W8 output");
+	for (int i = 0; i < 5 * 128; i++)
+		cr_expect(fabsf(h[i] - f[i]) < 0.25f, "%d: %g vs %g", i, h[i], f[i]);
+	emb_model_free(m);
+	/* int8 activations need int8 weights */
+	o.weights_int8 = 0;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), -1);
+	cr_assert(strstr(err.msg, "need int8 weights"), "%s", err.msg);
+	free(f); free(g); free(h);
+	free(dir);
+}
