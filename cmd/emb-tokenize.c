@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 	c.cli.prog = "emb-tokenize";
 	c.cli.usage = usage;
 	c.cli.common = EMB_CLI_RAW | EMB_CLI_MODEL | EMB_CLI_TEXT;
+	c.cli.tok_only = 1;     /* modules.json is not needed */
 	static const emb_cli_opt extra[] = {
 		{ "offsets", 0, EMB_ARG_NONE, OPT_OFFSETS },
 		{ NULL, 0, 0, 0 } };

@@ -111,8 +111,9 @@ int main(int argc, char **argv)
 	emb_validate_opts vo;
 	emb_manifest_opts mo = { 0 };
 	emb_err err = { "" };
-	const char **fields, **cases;
-	emb_vtol *tols;
+	/* static: still reachable on the early (usage) returns */
+	static const char **fields, **cases;
+	static emb_vtol *tols;
 	size_t nfields = 0, ncases = 0, ntols = 0, max_line = 0;
 	const char *manifest = NULL;
 	char *bindir;

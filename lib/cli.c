@@ -683,7 +683,8 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 
 	memset(t, 0, sizeof(*t));
 	err.msg[0] = 0;
-	if (emb_st_config_load(&t->st, dir, &err) < 0)
+	if ((c->tok_only ? emb_st_config_load_text(&t->st, dir, &err) :
+	                   emb_st_config_load(&t->st, dir, &err)) < 0)
 		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
 	if (emb_tokenizer_load(&t->tok, dir, &err) < 0)
 		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);

@@ -143,6 +143,11 @@ typedef struct emb_st_config {
 
 /* Read modules.json & co from DIR; missing files mean defaults. */
 int emb_st_config_load(emb_st_config *out, const char *dir, emb_err *err);
+/* Only what tokenizing needs (sentence_bert_config.json and
+ * config_sentence_transformers.json): modules.json is not read, so
+ * modules emb cannot run (Dense, ...) are no error here. */
+int emb_st_config_load_text(emb_st_config *out, const char *dir,
+                            emb_err *err);
 void emb_st_config_release(emb_st_config *c);
 /* prompt text by name (borrowed) or NULL */
 const char *emb_st_config_prompt(const emb_st_config *c, const char *name);
@@ -466,6 +471,9 @@ typedef struct emb_cli {
 	double t0, t_last;
 	uint64_t bytes_before, bytes_total;
 	int bytes_known, progress_shown;
+	/* set by the command: it only tokenizes (emb_text_tok_setup reads
+	 * no modules.json, see emb_st_config_load_text) */
+	int tok_only;
 } emb_cli;
 
 /* one record moving through the driver */

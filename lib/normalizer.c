@@ -796,9 +796,16 @@ static int replace(tk_str *s, tk_str *t, const tk_pattern *p,
 		size_t a = m.v[i].a, b = m.v[i].b;
 		for (; pos < a; pos++)
 			tk_str_put(t, s->c[pos], s->o[2 * pos], s->o[2 * pos + 1]);
-		for (k = 0; k < cn; k++)
-			tk_str_put(t, content[k], s->o[2 * (b - 1)],
-			           s->o[2 * (b - 1) + 1]);
+		for (k = 0; k < cn; k++) {
+			/* the last matched character; for an empty match the
+			 * one before it ((0, 0) at the start) */
+			int32_t oa = 0, ob = 0;
+			if (b > 0) {
+				oa = s->o[2 * (b - 1)];
+				ob = s->o[2 * (b - 1) + 1];
+			}
+			tk_str_put(t, content[k], oa, ob);
+		}
 		pos = b;
 	}
 	for (; pos < s->n; pos++)

@@ -328,9 +328,12 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 	if (p->re) {
 		pcre2_match_data *md =
 			pcre2_match_data_create_from_pattern(p->re->code, NULL);
-		size_t pos = 0, len = b - a;
+		size_t pos = 0, len = b - a, last = (size_t)-1;
 		if (!md)
 			return -1;
+		/* as Oniguruma's find_iter: empty matches count, except one
+		 * right where the previous match ended; after an empty match
+		 * the search goes on one character further */
 		while (pos <= len) {
 			int rc = pcre2_match(p->re->code, c + a, len, pos, 0, md,
 			                     NULL);
@@ -342,15 +345,18 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 				return -1;
 			}
 			ov = pcre2_get_ovector_pointer(md);
-			if (ov[1] > ov[0]) {
-				if (tk_spans_push(out, a + ov[0], a + ov[1]) < 0) {
-					pcre2_match_data_free(md);
-					return -1;
-				}
-				pos = ov[1];
-			} else {
-				pos = ov[0] + 1;    /* empty match: move on */
+			if (ov[1] < ov[0] || ov[1] > len)
+				break;  /* \K tricks: not supported */
+			if (ov[1] == ov[0] && ov[0] == last) {
+				pos = ov[0] + 1;
+				continue;
 			}
+			if (tk_spans_push(out, a + ov[0], a + ov[1]) < 0) {
+				pcre2_match_data_free(md);
+				return -1;
+			}
+			last = ov[1];
+			pos = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
 		}
 		pcre2_match_data_free(md);
 		return 0;

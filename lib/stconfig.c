@@ -416,6 +416,18 @@ int emb_st_config_load(emb_st_config *out, const char *dir, emb_err *err)
 	return 0;
 }
 
+int emb_st_config_load_text(emb_st_config *out, const char *dir,
+                            emb_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->include_prompt = 1;
+	if (load_sbert(out, dir, err) || load_prompts(out, dir, err)) {
+		emb_st_config_release(out);
+		return -1;
+	}
+	return 0;
+}
+
 void emb_st_config_release(emb_st_config *c)
 {
 	if (!c)

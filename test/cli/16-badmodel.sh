@@ -53,7 +53,7 @@ emb-encode -j 2 -m "$T/shards" --pool "$T/in20.jsonl" > "$T/sharded" 2>&1; s=$?
 t_eq "sharded checkpoint: exit 0" "$s" 0
 t_ok "sharded checkpoint: identical embeddings" cmp -s "$T/one" "$T/sharded"
 rm "$T/shards/model-00002-of-00003.safetensors"
-bad "missing shard" "$T/shards" "$T/shards/model-00002-of-00003.safetensors: "
+bad "missing shard" "$T/shards" "$T/shards/model.safetensors.index.json: shard model-00002-of-00003.safetensors: No such file or directory"
 : > "$T/shards/model-00002-of-00003.safetensors"
 bad "empty shard" "$T/shards" "$T/shards/model-00002-of-00003.safetensors: file is truncated"
 
@@ -124,6 +124,9 @@ sed 's|"type": "sentence_transformers.models.Pooling"|&}, {"idx": 2, "name": "2"
 emb-encode -j 2 -m "$T/dense" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
 t_eq "Dense module: exit 3" "$s" 3
 t_grep "Dense module: named" "modules.json: module 'sentence_transformers.models.Dense' (entry 2) is not supported" "$T/err"
+echo '{"text":"hello"}' | emb-tokenize -m "$T/dense" > "$T/out" 2> "$T/err"; s=$?
+t_eq "Dense module: emb-tokenize needs no modules, exit 0" "$s$(cat "$T/err")" 0
+t_grep "Dense module: emb-tokenize output" '"input_ids":\[101,7592,102\]' "$T/out"
 
 # tokenizing needs no weights: the broken directories still tokenize
 echo '{"text":"hello"}' | emb-tokenize -m "$T/range" > "$T/out"; s=$?

@@ -18,9 +18,11 @@ head -c 100000 "$R" | mk truncated
 bad truncated "tokenizer.json: invalid JSON"
 printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}' | mk merges
 bad merges "field 'model.merges\[0\]' references token 'b' that is not in the vocabulary"
-# the real ALBERT file with its charsmap cut to a third
-sed 's/\("precompiled_charsmap": *"[A-Za-z0-9+\/]\{20000\}\)[^"]*"/\1"/' "$A" | mk charsmap
-t_nogrep "charsmap: the test file was cut" '"precompiled_charsmap": *"[A-Za-z0-9+/]\{30000\}' "$T/charsmap/tokenizer.json"
+# the real ALBERT file with its charsmap cut after 20000 base64 characters
+awk '{ i = index($0, "\"precompiled_charsmap\": \"")
+	if (i) { j = i + 25; $0 = substr($0, 1, j + 19999) substr($0, j + 20000 + index(substr($0, j + 20000), "\"") - 1) }
+	print }' "$A" | mk charsmap
+t_ok "charsmap: the test file was cut" test "$(wc -c < "$T/charsmap/tokenizer.json")" -lt "$(($(wc -c < "$A") - 100000))"
 bad charsmap "precompiled_charsmap' is truncated or corrupt"
 printf '{"model": {"type": "Unigram", "vocab": [["a", 0]]}, "normalizer": {"type": "Precompiled", "precompiled_charsmap": "not*base64"}}' | mk b64
 bad b64 "precompiled_charsmap' is not valid base64"
