@@ -107,14 +107,26 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
 emb_gemm_i8_fn emb_gemm_i8_select(const char **name)
 {
 	const char *env = getenv("EMB_I8");
-	emb_gemm_i8_fn v = emb_gemm_i8_vnni();
+	emb_gemm_i8_fn f;
 
-	if (env && !strcmp(env, "scalar"))
-		v = NULL;
-	else if (env && !strcmp(env, "vnni") && !v) {
-		*name = "vnni";
+	if (env && *env && strcmp(env, "auto")) {
+		*name = env;
+		if (!strcmp(env, "scalar"))
+			return emb_gemm_i8_scalar;
+		if (!strcmp(env, "vnni"))
+			return emb_gemm_i8_vnni();
+		if (!strcmp(env, "avxvnni"))
+			return emb_gemm_i8_avxvnni();
 		return NULL;
 	}
-	*name = v ? "vnni" : "scalar";
-	return v ? v : emb_gemm_i8_scalar;
+	if ((f = emb_gemm_i8_vnni())) {
+		*name = "vnni";
+		return f;
+	}
+	if ((f = emb_gemm_i8_avxvnni())) {
+		*name = "avxvnni";
+		return f;
+	}
+	*name = "scalar";
+	return emb_gemm_i8_scalar;
 }

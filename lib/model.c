@@ -556,8 +556,9 @@ int emb_model_load(emb_model **out, const char *dir,
 	m->w8_load = opts && opts->weights_int8;
 	m->a8 = opts && opts->act_int8;
 	if (m->a8 && !(m->gemm_i8 = emb_gemm_i8_select(&m->i8_kernel))) {
-		emb_err_set(err, "EMB_I8: the %s int8 kernel is not supported by "
-		            "this CPU or build", m->i8_kernel);
+		emb_err_set(err, "EMB_I8: the int8 kernel '%s' is unknown or not "
+		            "supported by this CPU or build (scalar, avxvnni, "
+		            "vnni, auto)", m->i8_kernel);
 		goto out;
 	}
 	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||

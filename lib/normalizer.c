@@ -280,6 +280,18 @@ static const uint32_t hf_lower_extra[][3] = {
 	{0x16EB8, 0x16ED3, 0x0},
 };
 
+/* measured on tokenizers 0.23.2 (its NFKD and NFC normalizers over
+ * U+00A0..U+3FFFF, bench/unicode-sweep.js): */
+/* compatibility decompositions that HF's (older) NFKD tables lack */
+static const uint32_t hf_nfkd_keep[][2] = {
+	{0x32FF, 0x32FF}, {0xA7F2, 0xA7F4}, {0xAB69, 0xAB69}, {0x10781, 0x10785},
+	{0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x1E030, 0x1E06D},
+	{0x1F16C, 0x1F16C}, {0x1FBF0, 0x1FBF9},
+};
+/* composites utf8proc recomposes that HF's NFC leaves decomposed */
+static const uint32_t hf_comp_excl[][2] = {
+	{0x2ADC, 0x2ADC}, {0x1D15E, 0x1D164}, {0x1D1BB, 0x1D1C0},
+};
 /* code points whose decomposition HF's NFD tables do not have */
 static const uint32_t hf_nfd_keep[] = { 0x11938 };
 
@@ -610,7 +622,8 @@ static int nfd(tk_str *s, tk_str *t, int compat)
 		utf8proc_ssize_t n, k;
 		int last = 0;
 
-		if (c < fast || nfd_keep(c)) {
+		if (c < fast || nfd_keep(c) ||
+		    (compat && in_ranges(hf_nfkd_keep, NELEM(hf_nfkd_keep), c))) {
 			if (tk_str_push(t, c, 0, 0) < 0)
 				return -1;
 			continue;
@@ -729,7 +742,7 @@ static int compose(tk_str *s, tk_str *t)
 		return 0;   /* leave it decomposed */
 	}
 	t->n = 0;
-	if (tk_str_reserve(t, (size_t)n) < 0) {
+	if (tk_str_reserve(t, s->n) < 0) {
 		free(buf);
 		return -1;
 	}
@@ -743,6 +756,19 @@ static int compose(tk_str *s, tk_str *t)
 			                            UTF8PROC_DECOMPOSE, &last);
 			if (l < 1)
 				l = 1;
+		}
+		if (in_ranges(hf_comp_excl, NELEM(hf_comp_excl), c) && l > 1) {
+			/* HF leaves it decomposed: the input characters */
+			utf8proc_ssize_t k;
+			if (tk_str_reserve(t, t->n + (size_t)l) < 0) {
+				free(buf);
+				return -1;
+			}
+			for (k = 0; k < l && cur + (size_t)k < s->n; k++)
+				tk_str_put(t, s->c[cur + k], s->o[2 * (cur + k)],
+				           s->o[2 * (cur + k) + 1]);
+			cur += (size_t)l;
+			continue;
 		}
 		tk_str_put(t, c, s->o[2 * at], s->o[2 * at + 1]);
 		cur += (size_t)l;
@@ -798,8 +824,9 @@ static int replace(tk_str *s, tk_str *t, const tk_pattern *p,
 			tk_str_put(t, s->c[pos], s->o[2 * pos], s->o[2 * pos + 1]);
 		for (k = 0; k < cn; k++) {
 			/* the last matched character; for an empty match the
-			 * one before it ((0, 0) at the start) */
-			int32_t oa = 0, ob = 0;
+			 * one before it (at the start: an empty span where the
+			 * text starts, as HF's (0, 0) in the slice) */
+			int32_t oa = s->o[0], ob = s->o[0];
 			if (b > 0) {
 				oa = s->o[2 * (b - 1)];
 				ob = s->o[2 * (b - 1) + 1];

@@ -203,7 +203,7 @@ static int replace(tk_str *t, const tk_str *s, size_t a, size_t b,
 			pa = t->o[2 * t->n - 2];
 			pb = t->o[2 * t->n - 1];
 		} else {
-			pa = pb = 0;
+			pa = pb = s->n ? s->o[0] : 0;
 		}
 		tk_str_put(t, tmp.c[k], pa, pb);
 	}

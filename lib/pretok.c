@@ -39,6 +39,75 @@ static const char gpt2_pattern[] =
 /* ------------------------------------------------------------------ */
 /* character classes                                                   */
 
+/*
+ * HF's regex engine (Oniguruma) and Rust's char methods know Unicode 16
+ * (and some 17) characters that utf8proc 2.8 (Unicode 15) leaves
+ * unassigned.  These tables, measured on tokenizers 0.23.2 by sweeping
+ * every code point U+00A0..U+3FFFF through its ByteLevel, Digits and
+ * Whitespace pre-tokenizers (bench/unicode-sweep.js), add them.
+ */
+/* \p{L} of the regex engine (Oniguruma) beyond utf8proc: Unicode 16 letters */
+static const uint32_t hf_extra_L[][2] = {
+	{0x1C89, 0x1C8A}, {0xA7CB, 0xA7CD}, {0xA7DA, 0xA7DC}, {0x105C0, 0x105F3},
+	{0x10D4A, 0x10D65}, {0x10D6F, 0x10D85}, {0x10EC2, 0x10EC4},
+	{0x11380, 0x11389}, {0x1138B, 0x1138B}, {0x1138E, 0x1138E},
+	{0x11390, 0x113B5}, {0x113B7, 0x113B7}, {0x113D1, 0x113D1},
+	{0x113D3, 0x113D3}, {0x11BC0, 0x11BE0}, {0x13460, 0x143FA},
+	{0x16100, 0x1611D}, {0x16D40, 0x16D6C}, {0x18CFF, 0x18CFF},
+	{0x1E5D0, 0x1E5ED}, {0x1E5F0, 0x1E5F0}, {0x2EBF0, 0x2EE5D},
+};
+/* \p{N} of the regex engine beyond utf8proc */
+static const uint32_t hf_extra_N[][2] = {
+	{0x10D40, 0x10D49}, {0x116D0, 0x116E3}, {0x11BF0, 0x11BF9},
+	{0x16130, 0x16139}, {0x16D70, 0x16D79}, {0x1CCF0, 0x1CCF9},
+	{0x1E5F1, 0x1E5FA},
+};
+/* Rust char::is_numeric (Digits) beyond utf8proc */
+static const uint32_t hf_extra_numeric[][2] = {
+	{0x10D40, 0x10D49}, {0x116D0, 0x116E3}, {0x11BF0, 0x11BF9},
+	{0x11DE0, 0x11DE9}, {0x16130, 0x16139}, {0x16D70, 0x16D79},
+	{0x16FF4, 0x16FF6}, {0x1CCF0, 0x1CCF9}, {0x1E5F1, 0x1E5FA},
+};
+/* regex \\w (Whitespace pre-tokenizer) beyond tk_is_word's utf8proc classes */
+static const uint32_t hf_extra_word[][2] = {
+	{0x897, 0x897}, {0x1C89, 0x1C8A}, {0xA7CB, 0xA7CD}, {0xA7DA, 0xA7DC},
+	{0x105C0, 0x105F3}, {0x10D40, 0x10D65}, {0x10D69, 0x10D6D},
+	{0x10D6F, 0x10D85}, {0x10EC2, 0x10EC4}, {0x10EFC, 0x10EFC},
+	{0x11380, 0x11389}, {0x1138B, 0x1138B}, {0x1138E, 0x1138E},
+	{0x11390, 0x113B5}, {0x113B7, 0x113C0}, {0x113C2, 0x113C2},
+	{0x113C5, 0x113C5}, {0x113C7, 0x113CA}, {0x113CC, 0x113D3},
+	{0x113E1, 0x113E2}, {0x116D0, 0x116E3}, {0x11BC0, 0x11BE0},
+	{0x11BF0, 0x11BF9}, {0x11F5A, 0x11F5A}, {0x13460, 0x143FA},
+	{0x16100, 0x16139}, {0x16D40, 0x16D6C}, {0x16D70, 0x16D79},
+	{0x18CFF, 0x18CFF}, {0x1CCF0, 0x1CCF9}, {0x1E5D0, 0x1E5FA},
+	{0x2EBF0, 0x2EE5D},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int in_table(const uint32_t (*r)[2], size_t n, uint32_t c)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c < r[mid][0])
+			hi = mid;
+		else if (c > r[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static int cat_in(uint32_t c, int lo, int hi)
+{
+	int k = utf8proc_category((utf8proc_int32_t)c);
+
+	return k >= lo && k <= hi;
+}
+
 static int is_L(uint32_t c)
 {
 	utf8proc_category_t k;
@@ -46,7 +115,10 @@ static int is_L(uint32_t c)
 	if (c < 0x80)
 		return (c | 32) >= 'a' && (c | 32) <= 'z';
 	k = utf8proc_category((utf8proc_int32_t)c);
-	return k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO;
+	if (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO)
+		return 1;
+	return k == UTF8PROC_CATEGORY_CN &&
+	       in_table(hf_extra_L, NELEM(hf_extra_L), c);
 }
 
 static int is_N(uint32_t c)
@@ -56,7 +128,10 @@ static int is_N(uint32_t c)
 	if (c < 0x80)
 		return c >= '0' && c <= '9';
 	k = utf8proc_category((utf8proc_int32_t)c);
-	return k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO;
+	if (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO)
+		return 1;
+	return k == UTF8PROC_CATEGORY_CN &&
+	       in_table(hf_extra_N, NELEM(hf_extra_N), c);
 }
 
 /* regex \w (Oniguruma, Unicode): Alphabetic, marks, decimal digits,
@@ -84,14 +159,19 @@ int tk_is_word(uint32_t c)
 		       (c >= 0x24b6 && c <= 0x24e9) ||
 		       (c >= 0x1f130 && c <= 0x1f149) ||
 		       (c >= 0x1f150 && c <= 0x1f169) ||
-		       (c >= 0x1f170 && c <= 0x1f189);
+		       (c >= 0x1f170 && c <= 0x1f189) ||
+		       in_table(hf_extra_word, NELEM(hf_extra_word), c);
 	}
 }
 
 /* Rust char::is_numeric: Nd, Nl, No */
 static int is_numeric(uint32_t c)
 {
-	return is_N(c);
+	if (c < 0x80)
+		return c >= '0' && c <= '9';
+	if (cat_in(c, UTF8PROC_CATEGORY_ND, UTF8PROC_CATEGORY_NO))
+		return 1;
+	return in_table(hf_extra_numeric, NELEM(hf_extra_numeric), c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -177,7 +257,9 @@ uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n)
 static char *onig_to_pcre(const char *p)
 {
 	size_t n = strlen(p), i, o = 0;
-	char *r = malloc(n * 24 + 1);
+	/* the longest replacement (W_CLASS in brackets) for 2 characters */
+	size_t most = sizeof("[^" W_CLASS "]");
+	char *r = n < SIZE_MAX / most ? malloc(n * most / 2 + 2) : NULL;
 	int in_class = 0;
 
 	if (!r)
@@ -474,7 +556,6 @@ static int pre_bytelevel(const tk_pretok *p, tk_spans *out, tk_str *s,
 	size_t k, i, j;
 	int rc = -1;
 
-	byte_chars_init();
 	/* 1. prefix space, regex split: pieces of t (code points) */
 	t->n = 0;
 	for (k = 0; k < in->n; k++) {
@@ -710,6 +791,7 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
                      const char *file, const char *field, emb_err *err)
 {
 	if (!strcmp(type, "ByteLevel")) {
+		byte_chars_init();  /* here, at load: not racing threads */
 		out->type = TK_PRE_BYTELEVEL;
 		out->u.bl.add_prefix_space = 1;
 		out->u.bl.use_regex = 1;

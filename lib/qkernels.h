@@ -49,10 +49,13 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
                         const int8_t *wp, const float *ws,
                         const int32_t *wsum, const float *b,
                         int m, int n, int kp);
-/* the VNNI kernel when this build and CPU have it, else NULL */
+/* the AVX-512 VNNI kernel when this build and CPU have it, else NULL */
 emb_gemm_i8_fn emb_gemm_i8_vnni(void);
-/* the kernel to use: $EMB_I8 = "scalar" or "vnni" forces one (NULL when
- * the forced one is unavailable), else the best */
+/* the AVX-VNNI (256-bit) kernel when this build and CPU have it */
+emb_gemm_i8_fn emb_gemm_i8_avxvnni(void);
+/* the kernel to use: $EMB_I8 = "scalar", "avxvnni" or "vnni" forces one
+ * (NULL when the forced one is unavailable; *name says which), else the
+ * best ("vnni", then "avxvnni", then "scalar") */
 emb_gemm_i8_fn emb_gemm_i8_select(const char **name);
 
 #endif /* EMB_QKERNELS_H */

@@ -100,30 +100,52 @@ void emb_activation_apply(float *v, int n, int act)
 	}
 }
 
-static const float *rank_scores;
-
-static int rank_cmp(const void *a, const void *b)
+/* 1 when index i goes before index j: higher score, NaN last, then the
+ * lower index */
+static int before(const float *s, int i, int j)
 {
-	int i = *(const int *)a, j = *(const int *)b;
-	float x = rank_scores[i], y = rank_scores[j];
-
-	/* NaN last */
-	if (isnan(x) != isnan(y))
-		return isnan(x) ? 1 : -1;
-	if (x > y)
-		return -1;
-	if (x < y)
-		return 1;
-	return (i > j) - (i < j);
+	if (isnan(s[i]) != isnan(s[j]))
+		return !isnan(s[i]);
+	if (s[i] != s[j] && !isnan(s[i]))
+		return s[i] > s[j];
+	return i < j;
 }
 
 void emb_rank_order(int *order, const float *scores, int n)
 {
+	int *tmp;
+
 	for (int i = 0; i < n; i++)
 		order[i] = i;
-	rank_scores = scores;   /* qsort has no context argument in C11 */
-	qsort(order, (size_t)(n > 0 ? n : 0), sizeof(int), rank_cmp);
-	rank_scores = NULL;
+	if (n < 2)
+		return;
+	if (!(tmp = malloc((size_t)n * sizeof(int)))) {
+		/* no memory: insertion sort, in place */
+		for (int i = 1; i < n; i++)
+			for (int j = i; j > 0 && before(scores, order[j], order[j - 1]); j--) {
+				int t = order[j];
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		return;
+	}
+	/* bottom-up merge sort (reentrant, unlike qsort with a global) */
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n;
+			int hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int a = lo, b = mid, k = lo;
+			while (a < mid && b < hi)
+				tmp[k++] = before(scores, order[b], order[a]) ?
+				           order[b++] : order[a++];
+			while (a < mid)
+				tmp[k++] = order[a++];
+			while (b < hi)
+				tmp[k++] = order[b++];
+		}
+		memcpy(order, tmp, (size_t)n * sizeof(int));
+	}
+	free(tmp);
 }
 
 static double row_norm(const float *v, int dim)

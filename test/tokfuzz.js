@@ -58,6 +58,9 @@ const range = (lo, hi) => ({ lo, hi });
 // code point pools: scripts, marks, emoji, spaces, controls, odd ones
 const POOLS = {
   ascii: [range(0x21, 0x7e)],
+  // anything (assigned or not, new in Unicode 16 or not) but surrogates
+  any: [range(0xa0, 0xd7ff), range(0xe000, 0x3ffff), range(0xe0000, 0xe01ef),
+    range(0xf0000, 0x10ffff)],
   latin: [range(0xc0, 0x24f), range(0x1e00, 0x1eff)],
   marks: [range(0x300, 0x36f), range(0x483, 0x489), range(0x591, 0x5c7),
     range(0x610, 0x61a), range(0x64b, 0x65f), range(0x93c, 0x94d), range(0xe31, 0xe3a),
@@ -103,7 +106,7 @@ function genText(r, specials) {
     else if (k < 45) parts.push(' ');
     else {
       const pool = r.pick(['ascii', 'ascii', 'latin', 'marks', 'scripts', 'scripts',
-        'compat', 'emoji', 'space', 'space', 'control', 'odd']);
+        'compat', 'emoji', 'space', 'space', 'control', 'odd', 'any']);
       const len = 1 + r.int(6);
       let s = '';
       for (let j = 0; j < len; j++) s += String.fromCodePoint(cp(r, pool));

@@ -14,7 +14,10 @@ for mg in \
 	tokenize-synth/bpe-qwen-split:tokenize-synth/bpe-qwen-split/golden.jsonl \
 	tokenize-synth/bpe-chars-fallback:tokenize-synth/bpe-chars-fallback/golden.jsonl \
 	tokenize-synth/bpe-splits:tokenize-synth/bpe-splits/golden.jsonl \
-	tokenize-synth/unigram-fallback:tokenize-synth/unigram-fallback/golden.jsonl; do
+	tokenize-synth/unigram-fallback:tokenize-synth/unigram-fallback/golden.jsonl \
+	tokenize-synth/bl-prefix:tokenize-synth/bl-prefix/golden.jsonl \
+	tokenize-synth/uni-punct:tokenize-synth/uni-punct/golden.jsonl \
+	tokenize-synth/empty-matches:tokenize-synth/empty-matches/golden.jsonl; do
 	m=${mg%%:*} gold="$D/${mg#*:}" name=${m##*/}
 	sed -e 's/"input_ids":/"g_ids":/' -e 's/"offsets":/"g_offsets":/' \
 		-e 's/"token_type_ids":/"g_types":/' "$gold" > "$T/in.jsonl"

@@ -48,6 +48,15 @@ t_grep "--progress, regular file: ETA" "emb-pool: [0-9]* records, .*%, ETA [0-9]
 cat "$T/many.jsonl" | emb-pool --progress > /dev/null 2> "$T/err"
 t_grep "--progress, pipe: records" "30000 records" "$T/err"
 t_nogrep "--progress, pipe: no ETA (size unknown)" "ETA" "$T/err"
+# default: progress when stderr is a terminal (util-linux script(1)
+# gives the command a pseudo-terminal), none otherwise (above)
+if script -qc true /dev/null > /dev/null 2>&1; then
+	script -qc "emb-pool '$T/many.jsonl' > '$T/out3'" /dev/null > "$T/tty" 2>&1
+	t_grep "stderr a terminal: progress by default" "emb-pool: 30000 records, " "$T/tty"
+	t_ok "stderr a terminal: stdout unchanged" cmp -s "$T/out1" "$T/out3"
+else
+	echo "# script(1) -qc unavailable: the terminal default is not checked"
+fi
 printf '{"text":"a"}\n' > "$T/one.jsonl"
 emb-tokenize -m "$M" --progress "$T/one.jsonl" > /dev/null 2> "$T/err"
 t_grep "--progress: tokens/s counted" "emb-tokenize: 1 records, .* records/s, [0-9]* tokens/s" "$T/err"

@@ -84,3 +84,27 @@ emb-rerank -m "$CE" --label 1 < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "--label beyond num_labels: exit 2" "$s" 2
 emb-rerank < /dev/null > /dev/null 2>&1; s=$?
 t_eq "no -m: exit 2" "$s" 2
+
+# a 3-label classifier (NLI-style), derived from the ce-minilm-l6 recipe:
+# scores has one value per label; softmax sums to 1; the first label ranks
+mkdir -p "$T/nli/fixtures/nli"
+awk '
+/"LABEL_0": 0/ { print "    \"contradiction\": 0, \"entailment\": 1, \"neutral\": 2"; next }
+/"0": "LABEL_0"/ { print "    \"0\": \"contradiction\", \"1\": \"entailment\", \"2\": \"neutral\""; next }
+/"name": "classifier\.(weight|bias)"/ { cls = 1 }
+cls && /^    1,?$/ { sub(/1/, "3"); cls = 0 }
+{ print }' "$D/fixtures/ce-minilm-l6/recipe.json" > "$T/nli/recipe.json"
+emb-synth "$T/nli/recipe.json" "$T/nli/model" --root "$D" 2> "$T/err"; s=$?
+t_eq "3-label recipe materializes" "$s$(cat "$T/err")" 0
+emb-rerank -m "$T/nli/model" -j 2 --activation softmax "$T/pairs.jsonl" > "$T/nli.out"; s=$?
+t_eq "3 labels: exit 0" "$s" 0
+t_grep "scores: three values" '"scores":\[[0-9.e-]*,[0-9.e-]*,[0-9.e-]*\]}$' "$T/nli.out"
+sed 's/.*"scores":\[\([^]]*\)\]}$/\1/' "$T/nli.out" | awk -F, '{s = $1 + $2 + $3; if (s < 0.99999 || s > 1.00001 || NF != 3) bad = 1} END {exit bad}'
+t_eq "softmax over the labels sums to 1" "$?" 0
+emb-rerank -m "$T/nli/model" -j 2 --label 2 "$T/q.jsonl" > "$T/nli-rank.out"; s=$?
+t_eq "--label 2 of 3: exit 0" "$s" 0
+emb-rerank -m "$T/nli/model" -j 2 --label 3 "$T/q.jsonl" > /dev/null 2>&1; s=$?
+t_eq "--label 3 of 3: exit 2" "$s" 2
+emb-rerank -m "$T/nli/model" -j 2 "$T/pairs.jsonl" > "$T/nli-raw.out"
+best=$(sed 's/.*"scores":\[\([^]]*\)\]}$/\1/' "$T/nli-raw.out" | cut -d, -f3 | sort -gr | head -1)
+t_grep "--label 2 ranks by the third label" "\"results\":\[{\"index\":[0-9]*,\"score\":$best}" "$T/nli-rank.out"

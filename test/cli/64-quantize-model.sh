@@ -43,8 +43,17 @@ EMB_I8=scalar emb-encode -m "$T/w8" -j 1 --pool --act int8 "$T/c60" > "$T/a8-sca
 t_ok "scalar int8 GEMM == the default (VNNI when present), bit for bit" cmp -s "$T/a8-scalar" "$T/a8-60"
 if grep -q avx512_vnni /proc/cpuinfo 2>/dev/null; then
 	EMB_I8=vnni emb-encode -m "$T/w8" -j 2 --pool --act int8 "$T/c60" > "$T/a8-vnni" 2> "$T/err"; s=$?
-	t_eq "EMB_I8=vnni on a VNNI CPU: exit 0 (kernel built in)" "$s$(cat "$T/err")" 0
+	t_eq "EMB_I8=vnni on an AVX-512 VNNI CPU: exit 0 (kernel built in)" "$s$(cat "$T/err")" 0
+	t_ok "... == scalar, bit for bit" cmp -s "$T/a8-scalar" "$T/a8-vnni"
 fi
+if grep -q 'avx_vnni' /proc/cpuinfo 2>/dev/null; then
+	EMB_I8=avxvnni emb-encode -m "$T/w8" -j 2 --pool --act int8 "$T/c60" > "$T/a8-avx" 2> "$T/err"; s=$?
+	t_eq "EMB_I8=avxvnni on an AVX-VNNI CPU: exit 0 (kernel built in)" "$s$(cat "$T/err")" 0
+	t_ok "... == scalar, bit for bit" cmp -s "$T/a8-scalar" "$T/a8-avx"
+fi
+EMB_I8=bogus emb-encode -m "$T/w8" --act int8 < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "EMB_I8=bogus: exit 3" "$s" 3
+t_grep "... names the variable" "EMB_I8" "$T/err"
 
 # f16 / bf16 checkpoints
 for ty in f16 bf16; do

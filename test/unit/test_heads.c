@@ -387,6 +387,23 @@ Test(heads, rank_and_activation)
 	emb_rank_order(order, s, 6);
 	for (int i = 0; i < 6; i++)
 		cr_expect_eq(order[i], want[i], "rank %d: %d", i, order[i]);
+	/* many ties: non-increasing, ties by index, a permutation */
+	{
+		enum { N = 301 };
+		float r[N];
+		int o[N], seen[N] = { 0 };
+		for (int i = 0; i < N; i++)
+			r[i] = (float)(int)(frand() * 8);
+		emb_rank_order(o, r, N);
+		for (int i = 0; i < N; i++) {
+			cr_assert(o[i] >= 0 && o[i] < N && !seen[o[i]]);
+			seen[o[i]] = 1;
+			if (i)
+				cr_expect(r[o[i - 1]] > r[o[i]] ||
+				          (r[o[i - 1]] == r[o[i]] && o[i - 1] < o[i]),
+				          "positions %d, %d", i - 1, i);
+		}
+	}
 	cr_assert_eq(emb_activation_parse("torch.nn.modules.activation.Sigmoid"),
 	             EMB_ACTIVATION_SIGMOID);
 	cr_assert_eq(emb_activation_parse("torch.nn.modules.linear.Identity"),
@@ -511,6 +528,7 @@ Test(quant, saturation_and_unpacking)
 Test(quant, int8_gemm_kernels)
 {
 	emb_gemm_i8_fn vnni = emb_gemm_i8_vnni();
+	emb_gemm_i8_fn avx = emb_gemm_i8_avxvnni();
 	int shapes[][3] = { { 1, 1, 1 }, { 3, 17, 5 }, { 7, 33, 64 },
 	                    { 5, 16, 384 }, { 9, 40, 1537 } };
 
@@ -559,6 +577,11 @@ Test(quant, int8_gemm_kernels)
 				          "%dx%dx%d [%d,%d]: %g vs float %g", m, n, k, i, j,
 				          y1[(size_t)i * n + j], ref);
 			}
+		if (avx) {
+			avx(y2, n, u, kp, xs, xz, wp, ws, wsum, b, m, n, kp);
+			cr_expect_eq(memcmp(y1, y2, (size_t)m * n * 4), 0,
+			             "%dx%dx%d: AVX-VNNI differs from scalar", m, n, k);
+		}
 		if (vnni) {
 			vnni(y2, n, u, kp, xs, xz, wp, ws, wsum, b, m, n, kp);
 			cr_expect_eq(memcmp(y1, y2, (size_t)m * n * 4), 0,
@@ -577,8 +600,9 @@ Test(quant, int8_gemm_kernels)
 		free(x); free(w); free(b); free(ws); free(xs); free(y1); free(y2);
 		free(q); free(wp); free(u); free(xz); free(wsum);
 	}
-	if (!vnni)
-		cr_log_info("no VNNI kernel in this build or CPU: scalar only");
+	if (!vnni || !avx)
+		cr_log_info("VNNI kernels in this build and CPU: avx512 %s, avx %s",
+		            vnni ? "yes" : "no", avx ? "yes" : "no");
 }
 
 /* weights_int8 / act_int8 really switch the linear layers over */

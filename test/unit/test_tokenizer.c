@@ -754,10 +754,12 @@ static void *thr_run(void *arg)
 	return NULL;
 }
 
-Test(tokenizer, threads)
+/* MODEL's full.jsonl texts in 4 threads sharing one tokenizer: the
+ * same ids in every thread */
+static void threads_check(const char *model)
 {
-	emb_tokenizer *tok = load_model("sentence-transformers--all-mpnet-base-v2");
-	char path[4096];
+	emb_tokenizer *tok = load_model(model);
+	char path[4096], rel[512];
 	FILE *f;
 	char *line = NULL;
 	size_t cap = 0, n = 0, i;
@@ -767,8 +769,8 @@ Test(tokenizer, threads)
 	pthread_t tid[4];
 	int k;
 
-	data_path(path, sizeof(path),
-	          "tokenize/sentence-transformers--all-mpnet-base-v2/full.jsonl");
+	snprintf(rel, sizeof(rel), "tokenize/%s/full.jsonl", model);
+	data_path(path, sizeof(path), rel);
 	f = fopen(path, "r");
 	cr_assert_not_null(f);
 	while (n < 600 && (len = getline(&line, &cap, f)) > 0) {
@@ -802,6 +804,21 @@ Test(tokenizer, threads)
 	for (i = 0; i < n; i++)
 		free((void *)texts[i]);
 	emb_tokenizer_free(tok);
+}
+
+Test(tokenizer, threads)
+{
+	threads_check("sentence-transformers--all-mpnet-base-v2");
+}
+
+Test(tokenizer, threads_bpe)
+{
+	threads_check("sentence-transformers--all-distilroberta-v1");
+}
+
+Test(tokenizer, threads_unigram)
+{
+	threads_check("Falconsai--text_summarization");
 }
 
 /* ------------------------------------------------------------------ */
@@ -926,6 +943,12 @@ SYNTH(bpe_qwen_split, "bpe-qwen-split")
 SYNTH(bpe_chars_fallback, "bpe-chars-fallback")
 SYNTH(bpe_splits, "bpe-splits")
 SYNTH(unigram_fallback, "unigram-fallback")
+/* ByteLevel add_prefix_space + RobertaProcessing add_prefix_space;
+ * Punctuation MergedWithNext, Digits, Metaspace never, Prepend, NFKC;
+ * regexes with empty matches and a look-ahead, \w \s \S \W */
+SYNTH(bl_prefix, "bl-prefix")
+SYNTH(uni_punct, "uni-punct")
+SYNTH(empty_matches, "empty-matches")
 
 #define BPE_MODEL(merges) "\"model\": {\"type\": \"BPE\", \"vocab\": " \
 	"{\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": " merges "}"

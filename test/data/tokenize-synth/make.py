@@ -136,3 +136,28 @@ j3 = {
  'post_processor': a['post_processor'], 'decoder': None,
  'model': {'type': 'Unigram', 'unk_id': 1, 'vocab': uv, 'byte_fallback': True}}
 save('unigram-fallback', j3)
+
+# variants of the above (their vocabularies re-used)
+r = json.load(open('bpe-qwen-split/tokenizer.json'))
+r['normalizer'] = None
+r['pre_tokenizer'] = {'type': 'ByteLevel', 'add_prefix_space': True, 'trim_offsets': True, 'use_regex': True}
+r['post_processor'] = {'type': 'RobertaProcessing', 'sep': ['</s>', r['model']['vocab']['</s>']],
+  'cls': ['<s>', r['model']['vocab']['<s>']], 'trim_offsets': True, 'add_prefix_space': True}
+save('bl-prefix', r)
+u = json.load(open('unigram-fallback/tokenizer.json'))
+u['pre_tokenizer'] = {'type': 'Sequence', 'pretokenizers': [
+  {'type': 'Punctuation', 'behavior': 'MergedWithNext'}, {'type': 'Digits', 'individual_digits': False},
+  {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'never', 'split': True}]}
+u['normalizer'] = {'type': 'Sequence', 'normalizers': [{'type': 'NFKC'}, {'type': 'Lowercase'},
+  {'type': 'Prepend', 'prepend': '\u2581'}]}
+save('uni-punct', u)
+# regexes with empty matches, a look-ahead, \w \s \S \W (Oniguruma meaning)
+b = json.load(open('bpe-splits/tokenizer.json'))
+b['pre_tokenizer'] = {'type': 'Sequence', 'pretokenizers': [
+  {'type': 'Split', 'pattern': {'Regex': 'x*'}, 'behavior': 'Isolated', 'invert': False},
+  {'type': 'Split', 'pattern': {'Regex': '\\s*'}, 'behavior': 'MergedWithNext', 'invert': False},
+  {'type': 'Split', 'pattern': {'Regex': '(?=e)'}, 'behavior': 'Removed', 'invert': False}]}
+b['normalizer'] = {'type': 'Sequence', 'normalizers': [{'type': 'Lowercase'},
+  {'type': 'Replace', 'pattern': {'Regex': 'a*'}, 'content': '-'},
+  {'type': 'Replace', 'pattern': {'Regex': '\\w\\s\\S\\W'}, 'content': 'Z'}]}
+save('empty-matches', b)
