@@ -8,7 +8,8 @@ include config.mk
 LIB_OBJ = lib/err.o lib/hub.o lib/safetensors.o lib/stconfig.o \
 	lib/tokenizer.o lib/normalizer.o lib/wordpiece.o lib/bpe.o lib/unigram.o \
 	lib/precompiled.o lib/pretok.o \
-	lib/model.o lib/arch_bert.o lib/kernels.o lib/cpu.o lib/threadpool.o \
+	lib/model.o lib/arch_bert.o lib/arch_nomic.o lib/arch_modernbert.o \
+	lib/arch_qwen3.o lib/arch_gemma3.o lib/kernels.o lib/cpu.o lib/threadpool.o \
 	lib/pool.o lib/jsonl.o lib/cli.o lib/validate.o lib/manifest.o \
 	lib/synth.o lib/rerank.o lib/quant.o lib/kernels_i8.o \
 	lib/kernels_vnni.o $(SIMD_OBJ)
@@ -24,7 +25,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
 config.mk: configure
-	./configure
+	./configure $(CONFIGURE_ARGS)
 
 lib/libemb.a: $(LIB_OBJ)
 	rm -f $@
@@ -103,3 +104,10 @@ demo: all
 	sh scripts/demo
 
 .PHONY: all check clean distclean install uninstall demo
+
+# side-by-side speed against ONNX Runtime and PyTorch (never part of CI;
+# installs its peers itself; appends to bench/RESULTS.md)
+bench: all
+	sh scripts/bench $(BENCH_ARGS)
+
+.PHONY: bench

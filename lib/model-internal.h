@@ -56,7 +56,14 @@ typedef struct emb_norm {
 	const float *b;         /* (n) or NULL */
 	int n;
 	float eps;
+	int rms;                /* RMSNorm: x / rms(x) * w (no mean, no b) */
 } emb_norm;
+
+enum emb_norm_kind {
+	EMB_NORM_LN,            /* LayerNorm; no bias name: zero bias */
+	EMB_NORM_RMS,           /* RMSNorm, w * x / rms */
+	EMB_NORM_RMS1,          /* Gemma RMSNorm, (1 + w) * x / rms */
+};
 
 enum emb_act {
 	EMB_ACT_NONE,
@@ -64,6 +71,7 @@ enum emb_act {
 	EMB_ACT_GELU_TANH,      /* gelu_new, gelu_pytorch_tanh */
 	EMB_ACT_RELU,
 	EMB_ACT_TANH,
+	EMB_ACT_SILU,           /* x * sigmoid(x) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -201,9 +209,15 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
                          const int *outs, int in, emb_err *err);
 int emb_model_linear(emb_linear *out, emb_model *m, const char *wname,
                      const char *bname, int nout, int in, emb_err *err);
-/* LayerNorm (bname non-NULL) or RMSNorm-style weight only */
+/* LayerNorm (bname non-NULL) or RMSNorm (bname NULL) */
 int emb_model_norm(emb_norm *out, emb_model *m, const char *wname,
                    const char *bname, int n, float eps, emb_err *err);
+/* kind: enum emb_norm_kind (bname may be NULL for a bias-free LayerNorm) */
+int emb_model_norm_kind(emb_norm *out, emb_model *m, const char *wname,
+                        const char *bname, int n, float eps, int kind,
+                        emb_err *err);
+void emb_rmsnorm_row(float *y, const float *x, const float *w, int n,
+                     float eps);
 
 /* ------------------------------------------------------------------ */
 /* layers (parallel over the model's thread pool)                      */
@@ -221,6 +235,28 @@ void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
                   int rows, const emb_norm *nm);
 /* x (rows, cols) in place */
 void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act);
+/* y (rows, n) = act(first half) * second half of x (rows, 2n), or
+ * first * act(second) when act_first is 0 */
+void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
+                 int act, int act_first);
+/* RMSNorm of each of nheads heads (nm->n wide) of rows at stride ld */
+void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
+                       const emb_norm *nm);
+
+/* rotary position embeddings, NeoX layout (rotate_half), positions
+ * 0..len-1 of each sequence, on the first dim values of every head */
+typedef struct emb_rope {
+	float *q, *k;           /* k may be NULL */
+	int ldq, ldk, heads, kv_heads, head_dim, dim;
+	const float *inv_freq;  /* (dim/2) */
+	/* optional: inv (dim/2) for a sequence of len (dynamic NTK) */
+	void (*inv_for_len)(float *inv, const struct emb_rope *r, int len);
+	const void *ctx;        /* for inv_for_len */
+} emb_rope;
+/* inv[i] = 1 / base^(2i/dim) in float32, as torch computes it */
+void emb_rope_inv_freq(float *inv, int dim, double base);
+int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
+                 emb_err *err);
 
 typedef struct emb_attn {
 	int heads, kv_heads, head_dim;
@@ -229,11 +265,47 @@ typedef struct emb_attn {
 	float scale;            /* usually 1/sqrt(head_dim) */
 	int causal;             /* keys j <= i only */
 	int window;             /* > 0: keys with |i - j| < window only */
+	/* optional relative position bias added to the scaled scores:
+	 * relbias[h * (2 rel_max - 1) + (j - i + rel_max - 1)], rel_max >=
+	 * the longest sequence */
+	const float *relbias;
+	int rel_max;
 } emb_attn;
 /* ctx (ntok, heads*head_dim): softmax(q k^T * scale) v per sequence and
  * head (query head h reads kv head h / (heads / kv_heads)); no
  * cross-sequence attention.  -1 only when out of memory. */
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* decoder-style families (arch_qwen3.c; Gemma 3 in arch_gemma3.c)     */
+
+typedef struct emb_dec_layer {
+	emb_linear qkv, o, gate_up, down;   /* gate_up: [gate | up] */
+	emb_norm in_norm, post_attn, pre_ff, post_ff, q_norm, k_norm;
+} emb_dec_layer;
+
+typedef struct emb_decoder {
+	int kv_heads, bias, causal;
+	int sandwich;           /* Gemma: post-attention and pre/post-FF norms */
+	int unit_norm;          /* Gemma: RMSNorm x * (1 + w) */
+	float embed_scale;      /* 0: none */
+	float theta, scale;     /* rope_theta; attention score scale */
+	unsigned char *sliding; /* (layers) 1: local layer, or NULL */
+	int window;             /* local layers: keys |i - j| < window */
+	const float *embed;
+	emb_norm norm;
+	float inv_global[512], inv_local[512];
+	emb_dec_layer *layer;
+} emb_decoder;
+
+/* common fields (hidden_size, heads, kv heads, head_dim, rope_theta...);
+ * d (calloc'ed) becomes m->fam_data */
+int emb_decoder_config(emb_model *m, const json_t *cfg, emb_decoder *d,
+                       emb_err *err);
+int emb_decoder_load(emb_model *m, emb_err *err);
+int emb_decoder_forward(emb_model *m, float *out, const emb_batch *b,
+                        emb_err *err);
+void emb_decoder_release(emb_model *m);
 
 #endif /* EMB_MODEL_INTERNAL_H */

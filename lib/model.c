@@ -11,7 +11,9 @@
 #include <unistd.h>
 #include "model-internal.h"
 
-extern const emb_family emb_family_bert;
+extern const emb_family emb_family_bert, emb_family_roberta,
+       emb_family_distilbert, emb_family_mpnet, emb_family_nomic,
+       emb_family_modernbert, emb_family_qwen3, emb_family_gemma3;
 
 /* config.json "architectures" entry -> family */
 static const struct {
@@ -27,6 +29,25 @@ static const struct {
 	{ "BertForMultipleChoice", &emb_family_bert },
 	{ "BertForQuestionAnswering", &emb_family_bert },
 	{ "BertLMHeadModel", &emb_family_bert },
+	{ "RobertaModel", &emb_family_roberta },
+	{ "RobertaForMaskedLM", &emb_family_roberta },
+	{ "RobertaForSequenceClassification", &emb_family_roberta },
+	{ "XLMRobertaModel", &emb_family_roberta },
+	{ "XLMRobertaForMaskedLM", &emb_family_roberta },
+	{ "XLMRobertaForSequenceClassification", &emb_family_roberta },
+	{ "CamembertModel", &emb_family_roberta },
+	{ "DistilBertModel", &emb_family_distilbert },
+	{ "DistilBertForMaskedLM", &emb_family_distilbert },
+	{ "DistilBertForSequenceClassification", &emb_family_distilbert },
+	{ "MPNetModel", &emb_family_mpnet },
+	{ "MPNetForMaskedLM", &emb_family_mpnet },
+	{ "MPNetForSequenceClassification", &emb_family_mpnet },
+	{ "NomicBertModel", &emb_family_nomic },
+	{ "ModernBertModel", &emb_family_modernbert },
+	{ "ModernBertForMaskedLM", &emb_family_modernbert },
+	{ "Qwen3Model", &emb_family_qwen3 },
+	{ "Qwen3ForCausalLM", &emb_family_qwen3 },
+	{ "Gemma3TextModel", &emb_family_gemma3 },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -35,6 +56,14 @@ static const struct {
 	const char *type, *arch;
 } model_types[] = {
 	{ "bert", "BertModel" },
+	{ "roberta", "RobertaModel" },
+	{ "xlm-roberta", "XLMRobertaModel" },
+	{ "distilbert", "DistilBertModel" },
+	{ "mpnet", "MPNetModel" },
+	{ "nomic_bert", "NomicBertModel" },
+	{ "modernbert", "ModernBertModel" },
+	{ "qwen3", "Qwen3Model" },
+	{ "gemma3_text", "Gemma3TextModel" },
 };
 
 struct emb_alloc {
@@ -110,6 +139,9 @@ int emb_cfg_act(int *out, const json_t *cfg, const char *key,
 		{ "gelu_new", EMB_ACT_GELU_TANH },
 		{ "gelu_pytorch_tanh", EMB_ACT_GELU_TANH },
 		{ "relu", EMB_ACT_RELU },
+		{ "silu", EMB_ACT_SILU },
+		{ "swish", EMB_ACT_SILU },
+		{ "tanh", EMB_ACT_TANH },
 	};
 	const char *s;
 
@@ -122,7 +154,7 @@ int emb_cfg_act(int *out, const json_t *cfg, const char *key,
 		}
 	return emb_err_set(err, "config.json: field '%s' value '%s' is not "
 	                   "supported (supported: gelu, gelu_new, "
-	                   "gelu_pytorch_tanh, relu)", key, s);
+	                   "gelu_pytorch_tanh, relu, silu, tanh)", key, s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -401,14 +433,50 @@ int emb_model_linear(emb_linear *out, emb_model *m, const char *wname,
 int emb_model_norm(emb_norm *out, emb_model *m, const char *wname,
                    const char *bname, int n, float eps, emb_err *err)
 {
-	out->b = NULL;
+	return emb_model_norm_kind(out, m, wname, bname, n, eps,
+	                           bname ? EMB_NORM_LN : EMB_NORM_RMS, err);
+}
+
+int emb_model_norm_kind(emb_norm *out, emb_model *m, const char *wname,
+                        const char *bname, int n, float eps, int kind,
+                        emb_err *err)
+{
+	memset(out, 0, sizeof(*out));
 	if (emb_model_table(&out->w, m, wname, n, 0, err))
 		return -1;
 	if (bname && emb_model_table(&out->b, m, bname, n, 0, err))
 		return -1;
+	if (kind == EMB_NORM_LN && !out->b) {   /* LayerNorm(bias=False) */
+		float *z = emb_model_alloc(m, (size_t)n, err);
+		if (!z)
+			return -1;
+		out->b = z;
+	}
+	if (kind == EMB_NORM_RMS1) {            /* Gemma: x * (1 + w) */
+		float *w1 = emb_model_alloc(m, (size_t)n, err);
+		if (!w1)
+			return -1;
+		for (int i = 0; i < n; i++)
+			w1[i] = 1.0f + out->w[i];
+		out->w = w1;
+	}
+	out->rms = kind != EMB_NORM_LN;
 	out->n = n;
 	out->eps = eps;
 	return 0;
+}
+
+/* y = x / sqrt(mean(x^2) + eps) * w, one row (float32 as torch) */
+void emb_rmsnorm_row(float *y, const float *x, const float *w, int n,
+                     float eps)
+{
+	float sum = 0, r;
+
+	for (int i = 0; i < n; i++)
+		sum += x[i] * x[i];
+	r = 1.0f / sqrtf(sum / (float)n + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = w[i] * (x[i] * r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -856,7 +924,10 @@ static void norm_task(void *ctx, size_t begin, size_t end, int tid)
 			}
 			x = y;
 		}
-		j->k->layernorm(y, x, nm->w, nm->b, j->n, nm->eps);
+		if (nm->rms)
+			emb_rmsnorm_row(y, x, nm->w, j->n, nm->eps);
+		else
+			j->k->layernorm(y, x, nm->w, nm->b, j->n, nm->eps);
 	}
 }
 
@@ -883,6 +954,10 @@ static void act_task(void *ctx, size_t begin, size_t end, int tid)
 			for (int i = 0; i < j->n; i++)
 				x[i] = tanhf(x[i]);
 			break;
+		case EMB_ACT_SILU:
+			for (int i = 0; i < j->n; i++)
+				x[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
+			break;
 		default: break;
 		}
 	}
@@ -895,6 +970,141 @@ void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act)
 	if (act != EMB_ACT_NONE)
 		emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16,
 		                act_task, &j);
+}
+
+/* out (rows, n) = act(x[a]) * x[b] where x (rows, 2n) holds [first | second]
+ * and act_first picks which half the activation applies to */
+typedef struct glu_job {
+	const emb_kernels *k;
+	float *y;
+	const float *x;
+	int n, act, act_first;
+} glu_job;
+
+static void glu_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const glu_job *j = ctx;
+	rows_job rj = { j->k, NULL, NULL, NULL, j->n, j->act, NULL };
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++) {
+		float *y = j->y + r * j->n;
+		const float *a = j->x + r * 2 * j->n, *b = a + j->n;
+		if (!j->act_first) {
+			const float *t = a;
+			a = b;
+			b = t;
+		}
+		memcpy(y, a, (size_t)j->n * sizeof(float));
+		rj.y = y;
+		act_task(&rj, 0, 1, 0);
+		for (int i = 0; i < j->n; i++)
+			y[i] *= b[i];
+	}
+}
+
+void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
+                 int act, int act_first)
+{
+	glu_job j = { m->k, y, x, n, act, act_first };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, glu_task, &j);
+}
+
+/* per-head RMSNorm (q/k norm): nheads heads of dh at row stride ld */
+typedef struct hnorm_job {
+	float *x;
+	int ld, nheads;
+	const emb_norm *nm;
+} hnorm_job;
+
+static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const hnorm_job *j = ctx;
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++)
+		for (int h = 0; h < j->nheads; h++) {
+			float *x = j->x + r * (size_t)j->ld + (size_t)h * j->nm->n;
+			emb_rmsnorm_row(x, x, j->nm->w, j->nm->n, j->nm->eps);
+		}
+}
+
+void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
+                       const emb_norm *nm)
+{
+	hnorm_job j = { x, ld, nheads, nm };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, hnorm_task, &j);
+}
+
+void emb_rope_inv_freq(float *inv, int dim, double base)
+{
+	for (int i = 0; i < dim / 2; i++) {
+		float e = (float)(2 * i) / (float)dim;
+		inv[i] = 1.0f / (float)pow(base, (double)e);
+	}
+}
+
+typedef struct rope_job {
+	const emb_batch *b;
+	const emb_rope *r;
+} rope_job;
+
+static void rope_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const rope_job *j = ctx;
+	const emb_rope *r = j->r;
+	int half = r->dim / 2;
+	float cs[2 * 512];
+
+	(void)tid;
+	for (size_t s = begin; s < end; s++) {
+		int len = j->b->seqs[s].len;
+		const float *inv = r->inv_freq;
+		float dyn[512];
+		if (r->inv_for_len) {   /* dynamic NTK: frequencies per length */
+			r->inv_for_len(dyn, r, len);
+			inv = dyn;
+		}
+		for (int i = 0; i < len; i++) {
+			size_t row = (size_t)(j->b->start[s] + i);
+			for (int d = 0; d < half; d++) {
+				float f = (float)i * inv[d];
+				cs[d] = (float)cos((double)f);
+				cs[half + d] = (float)sin((double)f);
+			}
+			for (int t = 0; t < 2; t++) {
+				float *x = t ? r->k : r->q;
+				int ld = t ? r->ldk : r->ldq, nh = t ? r->kv_heads : r->heads;
+				if (!x)
+					continue;
+				for (int h = 0; h < nh; h++) {
+					float *v = x + row * (size_t)ld + (size_t)h * r->head_dim;
+					for (int d = 0; d < half; d++) {
+						float x1 = v[d], x2 = v[d + half];
+						float c = cs[d], sn = cs[half + d];
+						float a1 = x1 * c, b1 = x2 * sn;
+						float a2 = x2 * c, b2 = x1 * sn;
+						v[d] = a1 - b1;
+						v[d + half] = a2 + b2;
+					}
+				}
+			}
+		}
+	}
+}
+
+int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
+                 emb_err *err)
+{
+	rope_job j = { b, r };
+
+	if (r->dim < 2 || r->dim > 1024 || r->dim % 2 || r->dim > r->head_dim)
+		return emb_err_set(err, "rotary dimension %d is not supported",
+		                   r->dim);
+	emb_threads_for(m->tp, (size_t)b->nseq, 1, rope_task, &j);
+	return 0;
 }
 
 /*
@@ -1000,7 +1210,15 @@ static void attn_task(void *ctx, size_t begin, size_t end, int tid)
 		for (int i = i0; i < i1; i++) {
 			float *row = s + (size_t)(i - i0) * lds;
 			key_range(a, i, len, &lo, &hi);
-			k->softmax(row + (lo - kb0), hi - lo, a->scale);
+			if (a->relbias) {   /* scores * scale + bias[h][j - i] */
+				const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
+				                  (a->rel_max - 1 - i);
+				for (int jj = lo; jj < hi; jj++)
+					row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
+				k->softmax(row + (lo - kb0), hi - lo, 1.0f);
+			} else {
+				k->softmax(row + (lo - kb0), hi - lo, a->scale);
+			}
 			memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
 			memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
 		}

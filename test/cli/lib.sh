@@ -3,8 +3,8 @@
 # result.  Data: $EMB_TOP/test/data; scratch: $EMB_TMP (one dir per test).
 D="$EMB_TOP/test/data"
 
-t_pass() { echo "ok - $1"; echo pass >> "$T_COUNTS"; }
-t_fail() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; echo fail >> "$T_COUNTS"; }
+t_pass() { echo "ok - $1"; }
+t_fail() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
 
 # t_ok DESC CMD...: CMD must exit 0
 t_ok() { d=$1; shift; if "$@"; then t_pass "$d"; else t_fail "$d" "exit $?: $*"; fi; }

@@ -1,0 +1,52 @@
+/*
+ * gemm-bench - GFLOP/s of emb's fp32 GEMM kernels on the minilm-l6 shapes,
+ * one thread (for tuning lib/kernels_*.c; not part of the report).
+ * usage: gemm-bench [ISA] [M]      (default: best ISA, M = 256)
+ * Build: cc -O2 -Ilib -o bench/work/gemm-bench bench/gemm-bench.c lib/libemb.a -lm ...
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "kernels.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	const char *isa = argc > 1 ? argv[1] : "avx512";
+	int m = argc > 2 ? atoi(argv[2]) : 256;
+	const emb_kernels *k = emb_kernels_get(isa);
+	int shapes[][2] = { { 384, 384 }, { 1152, 384 }, { 1536, 384 }, { 384, 1536 } };
+	if (!k) {
+		fprintf(stderr, "gemm-bench: %s unsupported\n", isa);
+		return 1;
+	}
+	for (int s = 0; s < 4; s++) {
+		int n = shapes[s][0], kk = shapes[s][1];
+		float *x = malloc(sizeof(float) * m * kk), *w = malloc(sizeof(float) * n * kk);
+		float *b = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * m * n);
+		float *wp = aligned_alloc(64, (emb_pack_size(n, kk) * 4 + 63) / 64 * 64);
+		for (int i = 0; i < m * kk; i++) x[i] = (float)((i * 7919) % 1000) / 1000 - 0.5f;
+		for (int i = 0; i < n * kk; i++) w[i] = (float)((i * 104729) % 1000) / 1000 - 0.5f;
+		for (int i = 0; i < n; i++) b[i] = 0.1f;
+		emb_pack_weights(wp, w, n, kk);
+		double best = 1e30;
+		int reps = (int)(4e7 / (2.0 * m * n * kk)) + 1;
+		for (int t = 0; t < 40; t++) {
+			double t0 = now();
+			for (int r = 0; r < reps; r++)
+				k->gemm(y, n, x, kk, wp, b, m, n, kk);
+			double dt = (now() - t0) / reps;
+			if (dt < best) best = dt;
+		}
+		printf("%s m=%d n=%d k=%d: %.1f GFLOP/s\n", k->name, m, n, kk, 2.0 * m * n * kk / best / 1e9);
+		free(x); free(w); free(b); free(y); free(wp);
+	}
+	return 0;
+}

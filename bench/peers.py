@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Peer side of `make bench`: a plain PyTorch BERT encoder built from an emb
+checkpoint directory (config.json + model.safetensors), ONNX export of it,
+and the sentence-transformers timing loop in PyTorch eager.
+
+usage: peers.py export MODEL_DIR OUT.onnx
+       peers.py torch  MODEL_DIR IDS.jsonl THREADS REPS [OUT_EMB.jsonl]
+       peers.py torch  MODEL_DIR --lengths THREADS REPS B L1,L2,...
+
+Meant for Debian's python3-torch (/usr/bin/python3); needs only torch and
+numpy (the safetensors file is parsed here).  IDS.jsonl holds one
+{"input_ids": [...]} per line (already truncated).  The loop: sort by
+length (longest first), batches of 32 padded to the batch's longest, mean
+pool over the attention mask, L2 normalize.  Prints one JSON line.
+"""
+import json, math, os, struct, sys, time
+import numpy as np
+import torch
+
+DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+
+
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        hdr = json.loads(f.read(n))
+        blob = f.read()
+    out = {}
+    for k, v in hdr.items():
+        if k == "__metadata__":
+            continue
+        a, b = v["data_offsets"]
+        arr = np.frombuffer(blob[a:b], dtype=DT[v["dtype"]]).reshape(v["shape"])
+        out[k] = torch.from_numpy(arr.astype(np.float32).copy())
+    return out
+
+
+class Bert(torch.nn.Module):
+    """BERT encoder (post-LN, GELU erf) returning last_hidden_state."""
+
+    def __init__(self, w, cfg):
+        super().__init__()
+        pre = "bert." if "bert.embeddings.word_embeddings.weight" in w else ""
+        g = lambda k: torch.nn.Parameter(w[pre + k], requires_grad=False)
+        self.H = cfg["hidden_size"]
+        self.nh = cfg["num_attention_heads"]
+        self.eps = cfg.get("layer_norm_eps", 1e-12)
+        self.word = g("embeddings.word_embeddings.weight")
+        self.pos = g("embeddings.position_embeddings.weight")
+        self.typ = g("embeddings.token_type_embeddings.weight")
+        self.eln = (g("embeddings.LayerNorm.weight"), g("embeddings.LayerNorm.bias"))
+        self.params = torch.nn.ParameterList([self.eln[0], self.eln[1]])
+        self.layers = []
+        for i in range(cfg["num_hidden_layers"]):
+            p = "encoder.layer.%d." % i
+            names = ["attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense", "intermediate.dense", "output.dense"]
+            L = {}
+            for nm in names:
+                L[nm] = (g(p + nm + ".weight"), g(p + nm + ".bias"))
+            L["ln1"] = (g(p + "attention.output.LayerNorm.weight"), g(p + "attention.output.LayerNorm.bias"))
+            L["ln2"] = (g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"))
+            for t in L.values():
+                self.params.extend(list(t))
+            self.layers.append(L)
+
+    def forward(self, ids, types, mask):
+        F = torch.nn.functional
+        B, S = ids.shape
+        H, nh = self.H, self.nh
+        hd = H // nh
+        pos = torch.arange(S, dtype=torch.long).unsqueeze(0)
+        x = F.embedding(ids, self.word) + F.embedding(types, self.typ) + F.embedding(pos, self.pos)
+        x = F.layer_norm(x, (H,), self.eln[0], self.eln[1], self.eps)
+        bias = (1.0 - mask.to(torch.float32)).unsqueeze(1).unsqueeze(2) * torch.finfo(torch.float32).min
+        for L in self.layers:
+            q = F.linear(x, *L["attention.self.query"]).view(B, S, nh, hd).transpose(1, 2)
+            k = F.linear(x, *L["attention.self.key"]).view(B, S, nh, hd).transpose(1, 2)
+            v = F.linear(x, *L["attention.self.value"]).view(B, S, nh, hd).transpose(1, 2)
+            a = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + bias
+            a = torch.softmax(a, dim=-1)
+            c = torch.matmul(a, v).transpose(1, 2).reshape(B, S, H)
+            x = F.layer_norm(F.linear(c, *L["attention.output.dense"]) + x, (H,), L["ln1"][0], L["ln1"][1], self.eps)
+            h = F.gelu(F.linear(x, *L["intermediate.dense"]))
+            x = F.layer_norm(F.linear(h, *L["output.dense"]) + x, (H,), L["ln2"][0], L["ln2"][1], self.eps)
+        return x
+
+
+def build(mdir):
+    cfg = json.load(open(os.path.join(mdir, "config.json")))
+    w = load_safetensors(os.path.join(mdir, "model.safetensors"))
+    return Bert(w, cfg).eval()
+
+
+def batches(rows, bs=32):
+    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
+    for s in range(0, len(order), bs):
+        idx = order[s:s + bs]
+        S = max(len(rows[i]) for i in idx)
+        ids = torch.zeros(len(idx), S, dtype=torch.long)
+        mask = torch.zeros(len(idx), S, dtype=torch.long)
+        for b, i in enumerate(idx):
+            ids[b, :len(rows[i])] = torch.tensor(rows[i])
+            mask[b, :len(rows[i])] = 1
+        yield idx, ids, mask
+
+
+def st_loop(model, rows, keep=None):
+    for idx, ids, mask in batches(rows):
+        x = model(ids, torch.zeros_like(ids), mask)
+        m = mask.unsqueeze(-1).to(x.dtype)
+        e = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        e = torch.nn.functional.normalize(e, p=2, dim=1)
+        if keep is not None:
+            for b, i in enumerate(idx):
+                keep[i] = e[b].tolist()
+
+
+def main():
+    cmd = sys.argv[1]
+    model = build(sys.argv[2])
+    if cmd == "export":
+        ids = torch.ones(2, 8, dtype=torch.long)
+        with torch.no_grad():
+            torch.onnx.export(model, (ids, torch.zeros_like(ids), torch.ones_like(ids)), sys.argv[3],
+                              input_names=["input_ids", "token_type_ids", "attention_mask"],
+                              output_names=["last_hidden_state"], opset_version=14,
+                              dynamic_axes={n: {0: "b", 1: "s"} for n in
+                                            ["input_ids", "token_type_ids", "attention_mask", "last_hidden_state"]})
+        return
+    threads, reps = int(sys.argv[4]), int(sys.argv[5])
+    torch.set_num_threads(threads)
+    peer = "pytorch-" + torch.__version__.split("+")[0]
+    if sys.argv[3] == "--lengths":              # tokens/s against sequence length
+        B, res = int(sys.argv[6]), {}
+        with torch.no_grad():
+            for L in [int(v) for v in sys.argv[7].split(",")]:
+                rows = [[1000 + (b * 31 + j * 7) % 20000 for j in range(L)] for b in range(B)]
+                st_loop(model, rows)
+                best = 1e9
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    st_loop(model, rows)
+                    best = min(best, time.perf_counter() - t0)
+                res[str(L)] = round(B * L / best, 1)
+        print(json.dumps({"peer": peer, "threads": threads, "batch": B, "tokens_per_s": res}))
+        return
+    rows = [json.loads(l)["input_ids"] for l in open(sys.argv[3]) if l.strip()]
+    ntok = sum(len(r) for r in rows)
+    with torch.no_grad():
+        st_loop(model, sorted(rows, key=len)[-64:])   # warm-up: the two longest batches
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            st_loop(model, rows)
+            times.append(time.perf_counter() - t0)
+        if len(sys.argv) > 6:
+            keep = {}
+            st_loop(model, rows, keep)
+            with open(sys.argv[6], "w") as f:
+                for i in range(len(rows)):
+                    f.write(json.dumps({"embedding": keep[i]}) + "\n")
+    print(json.dumps({"peer": peer, "threads": threads,
+                      "texts": len(rows), "tokens": ntok, "times": [round(t, 4) for t in times]}))
+
+
+main()
