@@ -11,7 +11,7 @@ static void hexs(char *b, const tk_str *s) { size_t i; b[0] = 0; for (i = 0; i <
  * cc -Ilib bench/unicode-cmp.c lib/libemb.a $(LDLIBS) */
 int main(int argc, char **argv)
 {
-	FILE *f = fopen("argc > 1 ? argv[1] : "hf.txt"", "r");
+	FILE *f = fopen(argc > 1 ? argv[1] : "hf.txt", "r");
 	char line[512], want[4][128], got[128];
 	unsigned cp; int num, L, N, W, k;
 	tk_normalizer nz[4] = {{0}};

@@ -1,6 +1,6 @@
 // unicode-sweep.js - measures the Unicode tables of Hugging Face tokenizers
 // (npm): for every code point U+00A0..U+3FFFF, whether Digits, the
-// ByteLevel regex (\\p{L}, \\p{N}) and Whitespace (\\w) treat it as numeric,
+// ByteLevel regex (\p{L}, \p{N}) and Whitespace (\w) treat it as numeric,
 // letter, number, word, and its NFD, NFKD, NFC, NFKC.  bench/unicode-cmp.c
 // compares that with ours and lists the differences, from which the
 // hf_extra_* tables (lib/pretok.c) and hf_nfkd_keep / hf_comp_excl

@@ -548,7 +548,11 @@ int main(int argc, char **argv)
 	c.spec.include_prompt = c.tt.st.include_prompt;
 	c.spec.dim = c.dim;
 	c.spec.in_dim = 0;
+	c.spec.dense = c.tt.st.dense;
+	c.spec.n_dense = c.tt.st.n_dense;
 	pd = emb_pool_dim(c.spec.modes, c.hidden);
+	if (c.spec.n_dense)
+		pd = c.spec.dense[c.spec.n_dense - 1].out;
 	if (c.splade) {
 		/* load the head now: missing head weights are a load error */
 		int32_t id = 0;

@@ -183,6 +183,11 @@ int main(int argc, char **argv)
 		c.spec.normalize = st.normalize;
 		c.spec.include_prompt = st.include_prompt;
 		c.spec.in_dim = st.pool_dim;
+		/* the Dense weights stay for the run */
+		c.spec.dense = st.dense;
+		c.spec.n_dense = st.n_dense;
+		st.dense = NULL;
+		st.n_dense = 0;
 		emb_st_config_release(&st);
 		free(dir);
 	}

@@ -406,7 +406,7 @@ static int head_load(emb_model *m, const head_names *hn, float ln_eps,
 {
 	const char *pre = m->prefix;
 	int H = m->hidden, rc;
-	char a[160], b[160], c[160], d[160];
+	char a[160], b[160], c[200], d[200];
 
 	m->prefix = "";
 	if (m->head == EMB_HEAD_CLASSIFIER) {

@@ -874,7 +874,13 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		                   d, p->in_dim);
 	if (pd <= 0)
 		return emb_err_set(err, "invalid pooling for dimension %d", d);
-	if (p->dim > pd)
+	if (p->n_dense && p->dense[0].in != pd)
+		return emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
+		                   pd, p->dense[0].in);
+	if (p->n_dense && p->dim > p->dense[p->n_dense - 1].out)
+		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+		                   p->dim, p->dense[p->n_dense - 1].out);
+	if (!p->n_dense && p->dim > pd)
 		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
 		                   p->dim, pd);
 	if (!p->include_prompt)
@@ -885,6 +891,26 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 	if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
 		free(v);
 		return -1;
+	}
+	for (size_t i = 0; i < p->n_dense; i++) {   /* Dense: act(W v + b) */
+		const emb_dense *dn = &p->dense[i];
+		float *y = malloc((size_t)dn->out * sizeof(float));
+		if (!y) {
+			free(v);
+			return emb_err_set(err, "out of memory");
+		}
+		for (int o = 0; o < dn->out; o++) {
+			const float *w = dn->w + (size_t)o * dn->in;
+			float acc = 0;
+			for (int k = 0; k < dn->in; k++)
+				acc += w[k] * v[k];
+			if (dn->b)
+				acc += dn->b[o];
+			y[o] = dn->tanh ? tanhf(acc) : acc;
+		}
+		free(v);
+		v = y;
+		pd = dn->out;
 	}
 	if (p->normalize)
 		emb_normalize(v, pd);

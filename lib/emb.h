@@ -127,6 +127,14 @@ typedef struct emb_prompt {
 	char *text;
 } emb_prompt;
 
+/* a sentence-transformers Dense module: y = act(W x + b) */
+typedef struct emb_dense {
+	int in, out;            /* in_features, out_features */
+	int tanh;               /* activation Tanh (else Identity) */
+	float *w;               /* (out, in) row-major, linear.weight */
+	float *b;               /* (out) linear.bias, or NULL */
+} emb_dense;
+
 typedef struct emb_st_config {
 	/* 1_Pooling/config.json; 0 when the model has no Pooling module */
 	unsigned pool_modes;    /* emb_pool_mode bits; output concatenated
@@ -134,6 +142,8 @@ typedef struct emb_st_config {
 	int pool_dim;           /* word_embedding_dimension, 0 if unknown */
 	int include_prompt;     /* default 1 */
 	int normalize;          /* a Normalize module is in modules.json */
+	emb_dense *dense;       /* Dense modules after Pooling, in order */
+	size_t n_dense;
 	int max_seq_length;     /* sentence_bert_config.json, 0 if unset */
 	int do_lower_case;      /* sentence_bert_config.json */
 	emb_prompt *prompts;    /* config_sentence_transformers.json */
@@ -563,11 +573,14 @@ typedef struct emb_pool_spec {
 	int dim;                /* --dim (Matryoshka), 0: keep all */
 	int include_prompt;     /* 0: skip prompt_length leading tokens */
 	int in_dim;             /* expected hidden size, 0: any */
+	const emb_dense *dense; /* applied after pooling, before Normalize */
+	size_t n_dense;
 } emb_pool_spec;
 
 /*
  * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
- * the first PROMPT_LENGTH rows when p->include_prompt is 0), Normalize,
+ * the first PROMPT_LENGTH rows when p->include_prompt is 0), the Dense
+ * modules, Normalize,
  * then with dim: keep the first dim values and L2-normalize.
  */
 int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,

@@ -232,6 +232,115 @@ out:
 	return rc;
 }
 
+/*
+ * A Dense module in MPATH: config.json (in_features, out_features, bias,
+ * activation_function Identity or Tanh) and model.safetensors holding
+ * linear.weight (out, in) and, with bias, linear.bias (out)
+ */
+static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
+                      emb_err *err)
+{
+	char *sub = NULL, *path = NULL, *stpath = NULL;
+	json_t *o = NULL, *v;
+	emb_safetensors *st = NULL;
+	emb_dense d = { 0 }, *nd;
+	int bias = 1, rc = -1;
+	const char *act = NULL;
+
+	if (!(sub = *mpath ? join(mpath, "config.json") : strdup("config.json")))
+		return emb_err_set(err, "%s: out of memory", dir);
+	if (load_json(&o, &path, dir, sub, err))
+		goto out;
+	if (!o || !json_is_object(o)) {
+		emb_err_set(err, "%s: %s", path, o ? "not a JSON object" :
+		            "missing (modules.json lists a Dense module there)");
+		goto out;
+	}
+	if (get_dim(&d.in, o, "in_features", path, err) ||
+	    get_dim(&d.out, o, "out_features", path, err) ||
+	    get_bool(&bias, o, "bias", path, err))
+		goto out;
+	if (!d.in || !d.out) {
+		emb_err_set(err, "%s: missing field '%s'", path,
+		            d.in ? "out_features" : "in_features");
+		goto out;
+	}
+	v = json_object_get(o, "activation_function");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			emb_err_set(err, "%s: field 'activation_function' must be a "
+			            "string", path);
+			goto out;
+		}
+		act = last_part(json_string_value(v));
+	}
+	if (act && !strcmp(act, "Tanh")) {
+		d.tanh = 1;
+	} else if (act && strcmp(act, "Identity")) {
+		emb_err_set(err, "%s: field 'activation_function' value '%.80s' is "
+		            "not supported (supported: torch.nn.modules.linear."
+		            "Identity, torch.nn.modules.activation.Tanh)", path,
+		            json_string_value(v));
+		goto out;
+	}
+	if ((size_t)d.in * (size_t)d.out > ((size_t)1 << 31)) {
+		emb_err_set(err, "%s: Dense layer too large", path);
+		goto out;
+	}
+	if (!(stpath = *mpath ? join(dir, mpath) : strdup(dir))) {
+		emb_err_set(err, "%s: out of memory", dir);
+		goto out;
+	}
+	if (emb_safetensors_open(&st, stpath, err))
+		goto out;
+	for (int i = 0; i < 1 + bias; i++) {
+		const emb_tensor *t = emb_safetensors_find(st, i ? "linear.bias" :
+		                                           "linear.weight");
+		int64_t n0 = i ? d.out : d.out, n1 = i ? 0 : d.in;
+		float **dst = i ? &d.b : &d.w;
+		if (!t) {
+			emb_err_set(err, "%s/model.safetensors: missing tensor '%s'",
+			            stpath, i ? "linear.bias" : "linear.weight");
+			goto out;
+		}
+		if (t->ndim != 2 - i || t->shape[0] != n0 || (!i && t->shape[1] != n1)) {
+			emb_err_set(err, "%s: tensor '%s' does not have shape [%lld%s%.0lld] "
+			            "(in_features %d, out_features %d)", t->file, t->name,
+			            (long long)n0, i ? "" : ",", (long long)n1, d.in, d.out);
+			goto out;
+		}
+		if (!(*dst = malloc((size_t)t->numel * sizeof(float)))) {
+			emb_err_set(err, "out of memory");
+			goto out;
+		}
+		if (emb_tensor_to_f32(*dst, t, err))
+			goto out;
+	}
+	if (c->n_dense && c->dense[c->n_dense - 1].out != d.in) {
+		emb_err_set(err, "%s: in_features %d does not match the previous "
+		            "Dense module's out_features %d", path, d.in,
+		            c->dense[c->n_dense - 1].out);
+		goto out;
+	}
+	if (!(nd = realloc(c->dense, (c->n_dense + 1) * sizeof(*nd)))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
+	c->dense = nd;
+	c->dense[c->n_dense++] = d;
+	d.w = d.b = NULL;
+	rc = 0;
+out:
+	free(d.w);
+	free(d.b);
+	emb_safetensors_free(st);
+	json_decref(o);
+	free(stpath);
+	free(path);
+	free(sub);
+	return rc;
+}
+
 static int load_modules(emb_st_config *c, const char *dir, emb_err *err)
 {
 	json_t *a = NULL;
@@ -290,6 +399,14 @@ static int load_modules(emb_st_config *c, const char *dir, emb_err *err)
 				goto out;
 		} else if (!strcmp(type, "Normalize")) {
 			c->normalize = 1;
+		} else if (!strcmp(type, "Dense")) {
+			if (!have_pool || c->normalize) {
+				emb_err_set(err, "%s: entry %zu: a Dense module is supported "
+				            "only between Pooling and Normalize", path, i);
+				goto out;
+			}
+			if (load_dense(c, dir, mp, err))
+				goto out;
 		} else {
 			emb_err_set(err, "%s: module '%.100s' (entry %zu) is not supported",
 			            path, json_string_value(t), i);
@@ -438,6 +555,11 @@ void emb_st_config_release(emb_st_config *c)
 	}
 	free(c->prompts);
 	free(c->default_prompt_name);
+	for (size_t i = 0; i < c->n_dense; i++) {
+		free(c->dense[i].w);
+		free(c->dense[i].b);
+	}
+	free(c->dense);
 	memset(c, 0, sizeof(*c));
 	c->include_prompt = 1;
 }

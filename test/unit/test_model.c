@@ -826,10 +826,10 @@ Test(model, error_unknown_architecture)
 
 Test(model, error_unsupported_hidden_act)
 {
-	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "swish", 1e-12f, "", "BertModel",
+	tiny_cfg c = { 8, 2, 8, 1, 10, 8, 2, "quick_gelu", 1e-12f, "", "BertModel",
 	               NULL, NULL, "", 0, 0 };
 	expect_load_error(&c, "act", "config.json: field 'hidden_act' value "
-	                  "'swish' is not supported");
+	                  "'quick_gelu' is not supported");
 }
 
 Test(model, error_relative_positions)
@@ -930,4 +930,147 @@ Test(model, error_bad_inputs_name_the_position)
 	rm_rf(dir);
 	free(dir);
 	free_tiny(&w);
+}
+
+/* ------------------------------------------------------------------ */
+/* the families beyond BERT (issue 6)                                  */
+
+/*
+ * Per family fixture: the architecture is recognized, max positions
+ * follow the family's rule (RoBERTa/MPNet: max_position_embeddings -
+ * padding_idx - 1), and the hidden states of a batch of the goldens'
+ * longest and shortest sequences equal those of each sequence alone and
+ * of 1 vs 3 threads, bit for bit (relative bias tables, rotary tables and
+ * sliding windows must not depend on the batch).
+ */
+static void family_bitwise(const char *name, const char *arch, int maxpos)
+{
+	char *dir = fixture(name);
+	int n, idx[6], cnt = 0;
+	golden *g = read_golden(name, "golden.jsonl", &n);
+	emb_model *m1 = load(dir, 1), *m3 = load(dir, 3);
+	int d = emb_model_hidden_size(m1);
+	emb_seq s[6];
+	size_t rows = 0, off = 0;
+	float *b1, *b3;
+	emb_err err = { "" };
+
+	cr_assert_str_eq(emb_model_arch(m1), arch);
+	cr_assert_eq(emb_model_max_positions(m1), maxpos, "%s: max positions %d",
+	             name, emb_model_max_positions(m1));
+	/* the three longest and three short ones, mixed */
+	for (int k = 0; k < 3; k++) {
+		int best = -1;
+		for (int i = 0; i < n; i++) {
+			int used = 0;
+			for (int j = 0; j < cnt; j++)
+				used |= idx[j] == i;
+			if (!used && (best < 0 || g[i].len > g[best].len))
+				best = i;
+		}
+		idx[cnt++] = best;
+		idx[cnt++] = 3 + k;
+	}
+	for (int i = 0; i < cnt; i++) {
+		s[i] = (emb_seq){ g[idx[i]].ids, g[idx[i]].types, g[idx[i]].len };
+		rows += (size_t)s[i].len;
+	}
+	cr_assert(g[idx[0]].len > 40, "%s: a long sequence", name);
+	cr_assert(b1 = malloc(rows * d * sizeof(float)));
+	cr_assert(b3 = malloc(rows * d * sizeof(float)));
+	cr_assert_eq(emb_model_forward(m1, b1, s, cnt, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_forward(m3, b3, s, cnt, &err), 0, "%s", err.msg);
+	cr_assert(!memcmp(b1, b3, rows * d * sizeof(float)), "%s: -j1 and -j3 "
+	          "differ", name);
+	for (int i = 0; i < cnt; i++) {
+		float *one = malloc((size_t)s[i].len * d * sizeof(float) + 1);
+		cr_assert_eq(emb_model_forward(m3, one, &s[i], 1, &err), 0, "%s",
+		             err.msg);
+		cr_assert(!memcmp(one, b1 + off * d, (size_t)s[i].len * d *
+		                  sizeof(float)), "%s: sequence %d alone differs "
+		          "from the batch", name, i);
+		for (size_t k = 0; k < (size_t)s[i].len * d; k++)
+			cr_assert(isfinite(one[k]));
+		off += (size_t)s[i].len;
+		free(one);
+	}
+	free(b1); free(b3);
+	emb_model_free(m1); emb_model_free(m3);
+	free_golden(g, n);
+	free(dir);
+}
+
+Test(model, family_roberta) { family_bitwise("roberta-tiny", "RobertaModel", 512); }
+Test(model, family_distilbert) { family_bitwise("distilbert-tiny", "DistilBertModel", 512); }
+Test(model, family_mpnet) { family_bitwise("mpnet-tiny", "MPNetModel", 512); }
+Test(model, family_nomic) { family_bitwise("coderank-tiny", "NomicBertModel", 8192); }
+Test(model, family_modernbert) { family_bitwise("modernbert-tiny", "ModernBertModel", 8192); }
+Test(model, family_qwen3) { family_bitwise("qwen3-tiny", "Qwen3Model", 32768); }
+Test(model, family_gemma3) { family_bitwise("gemma-embed-tiny", "Gemma3TextModel", 2048); }
+
+/* causal Qwen3: a prefix's hidden states do not depend on what follows */
+Test(model, family_qwen3_causal_prefix)
+{
+	char *dir = fixture("qwen3-tiny");
+	int n, i, best = 0;
+	golden *g = read_golden("qwen3-tiny", "golden.jsonl", &n);
+	emb_model *m = load(dir, 2);
+	int d = emb_model_hidden_size(m);
+	emb_err err = { "" };
+
+	for (i = 0; i < n; i++)
+		if (g[i].len > g[best].len)
+			best = i;
+	emb_seq full = { g[best].ids, g[best].types, g[best].len };
+	emb_seq pre = { g[best].ids, g[best].types, g[best].len / 2 };
+	float *a = malloc((size_t)full.len * d * sizeof(float));
+	float *b = malloc((size_t)pre.len * d * sizeof(float));
+	cr_assert_eq(emb_model_forward(m, a, &full, 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_forward(m, b, &pre, 1, &err), 0, "%s", err.msg);
+	cr_assert(!memcmp(a, b, (size_t)pre.len * d * sizeof(float)),
+	          "prefix rows changed by later tokens");
+	/* bidirectional Gemma: they do change */
+	emb_model_free(m);
+	free(dir);
+	free_golden(g, n);
+	dir = fixture("gemma-embed-tiny");
+	g = read_golden("gemma-embed-tiny", "golden.jsonl", &n);
+	m = load(dir, 2);
+	d = emb_model_hidden_size(m);
+	for (i = 0, best = 0; i < n; i++)
+		if (g[i].len > g[best].len)
+			best = i;
+	full = (emb_seq){ g[best].ids, g[best].types, g[best].len };
+	pre = (emb_seq){ g[best].ids, g[best].types, 4 };
+	a = realloc(a, (size_t)full.len * d * sizeof(float));
+	b = realloc(b, (size_t)pre.len * d * sizeof(float));
+	cr_assert_eq(emb_model_forward(m, a, &full, 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_forward(m, b, &pre, 1, &err), 0, "%s", err.msg);
+	cr_assert(memcmp(a, b, (size_t)pre.len * d * sizeof(float)),
+	          "gemma: later tokens must change earlier rows");
+	free(a); free(b);
+	emb_model_free(m);
+	free_golden(g, n);
+	free(dir);
+}
+
+/* RoBERTa over the position limit: max_position_embeddings - pad - 1 */
+Test(model, family_roberta_position_limit)
+{
+	char *dir = fixture("roberta-tiny");
+	emb_model *m = load(dir, 1);
+	int32_t ids[513];
+	emb_seq q = { ids, NULL, 513 };
+	float *out = malloc(513 * (size_t)emb_model_hidden_size(m) * sizeof(float));
+	emb_err err = { "" };
+
+	for (int i = 0; i < 513; i++)
+		ids[i] = 5 + i % 100;
+	cr_assert_eq(emb_model_forward(m, out, &q, 1, &err), -1);
+	cr_assert(strstr(err.msg, "maximum of 512"), "%s", err.msg);
+	q.len = 512;
+	cr_assert_eq(emb_model_forward(m, out, &q, 1, &err), 0, "%s", err.msg);
+	free(out);
+	emb_model_free(m);
+	free(dir);
 }
