@@ -117,16 +117,16 @@ sed 's/"BertModel"/"FooModel"/; s/"model_type": "bert"/"model_type": "foo"/' "$f
 bad "unknown architecture" "$T/arch" ".*config.json: architecture 'FooModel' is not supported"
 
 # an unsupported sentence-transformers module is named
-model "$T/dense"
-cp "$fd/model.safetensors" "$T/dense/"
-sed 's|"type": "sentence_transformers.models.Pooling"|&}, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"|' \
-	"$fd/modules.json" > "$T/dense/modules.json"
-emb-encode -j 2 -m "$T/dense" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
-t_eq "Dense module: exit 3" "$s" 3
-t_grep "Dense module: named" "modules.json: module 'sentence_transformers.models.Dense' (entry 2) is not supported" "$T/err"
-echo '{"text":"hello"}' | emb-tokenize -m "$T/dense" > "$T/out" 2> "$T/err"; s=$?
-t_eq "Dense module: emb-tokenize needs no modules, exit 0" "$s$(cat "$T/err")" 0
-t_grep "Dense module: emb-tokenize output" '"input_ids":\[101,7592,102\]' "$T/out"
+model "$T/lstm"
+cp "$fd/model.safetensors" "$T/lstm/"
+sed 's|"type": "sentence_transformers.models.Pooling"|&}, {"idx": 2, "name": "2", "path": "2_LSTM", "type": "sentence_transformers.models.LSTM"|' \
+	"$fd/modules.json" > "$T/lstm/modules.json"
+emb-encode -j 2 -m "$T/lstm" --pool < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "LSTM module: exit 3" "$s" 3
+t_grep "LSTM module: named" "modules.json: module 'sentence_transformers.models.LSTM' (entry 2) is not supported" "$T/err"
+echo '{"text":"hello"}' | emb-tokenize -m "$T/lstm" > "$T/out" 2> "$T/err"; s=$?
+t_eq "LSTM module: emb-tokenize needs no modules, exit 0" "$s$(cat "$T/err")" 0
+t_grep "LSTM module: emb-tokenize output" '"input_ids":\[101,7592,102\]' "$T/out"
 
 # tokenizing needs no weights: the broken directories still tokenize
 echo '{"text":"hello"}' | emb-tokenize -m "$T/range" > "$T/out"; s=$?

@@ -937,9 +937,9 @@ Test(stconfig, malformed)
 	d = st_dir("st-bad10", MODS("../up", ""), NULL, NULL);
 	st_fail(d, "modules.json", "field 'path' must be a relative path");
 	d = st_dir("st-bad11", MODS("1_Pooling", ",{\"idx\":2,\"name\":\"2\",\"path\":"
-	           "\"2_Dense\",\"type\":\"sentence_transformers.models.Dense\"}"),
+	           "\"2_LSTM\",\"type\":\"sentence_transformers.models.LSTM\"}"),
 	           "1_Pooling", "{\"pooling_mode\": \"mean\"}");
-	st_fail(d, "modules.json", "module 'sentence_transformers.models.Dense' (entry 2) "
+	st_fail(d, "modules.json", "module 'sentence_transformers.models.LSTM' (entry 2) "
 	        "is not supported");
 	d = st_dir("st-bad12", MODS("1_Pooling", ",{\"path\":\"p2\",\"type\":\"Pooling\"}"),
 	           "1_Pooling", "{\"pooling_mode\": \"mean\"}");
