@@ -31,7 +31,12 @@ lib/libemb.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
-$(LIB_OBJ) $(UNIT_OBJ): lib/emb.h config.mk
+# every object depends on every header: coarse, but never stale
+HDR = lib/emb.h lib/kernels.h lib/qkernels.h lib/model-internal.h \
+	lib/tokenizer-internal.h
+CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
+	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
+$(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ): $(HDR) config.mk
 
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
