@@ -6,10 +6,13 @@
  *
  *   input (UTF-8) -> code points with alignments (tk_str)
  *     -> split on added tokens that are not normalized (original text)
- *     -> normalizer                       (tk_normalizer, normalizer.c)
+ *     -> normalizer                       (tk_normalizer, normalizer.c;
+ *                                            Precompiled: precompiled.c)
  *     -> split on normalized added tokens (normalized text)
- *     -> pre-tokenizer: pieces (tk_spans)  (tk_pretok, normalizer.c)
- *     -> model: tokens per piece           (tk_model, wordpiece.c)
+ *     -> pre-tokenizer: pieces (tk_spans)  (tk_pretok, normalizer.c and
+ *                                            pretok.c; regexes: pretok.c)
+ *     -> model: tokens per piece           (tk_model, wordpiece.c, bpe.c,
+ *                                            unigram.c)
  *     -> truncation, post-processor        (tk_post, tokenizer.c)
  *
  * Every stage is a tagged struct with a switch on its type, so new
@@ -347,9 +350,9 @@ typedef struct tk_model_work {
 	size_t *pos;            /* byte offset of each code point, +1 */
 	size_t cap;
 	void *sym;              /* BPE symbols / Unigram lattice */
-	size_t sym_cap;
-	void *heap;
-	size_t heap_cap;
+	size_t sym_cap;         /* in elements of the model's own type */
+	void *heap;             /* BPE merge heap / Unigram path */
+	size_t heap_cap;        /* idem */
 } tk_model_work;
 
 /* make room for N code points in w->u8 / w->pos and fill them from
@@ -412,7 +415,9 @@ typedef struct tk_tpl_item {
 enum tk_post_type {
 	TK_POST_NONE = 0,
 	TK_POST_TEMPLATE,       /* TemplateProcessing, BertProcessing and
-	                           RobertaProcessing all become templates */
+	                           RobertaProcessing all become templates;
+	                           ByteLevel only sets trim_offsets; a
+	                           Sequence merges its members */
 };
 
 typedef struct tk_post {
