@@ -1,8 +1,9 @@
 /*
- * gemm-bench - GFLOP/s of emb's fp32 GEMM kernels on the minilm-l6 shapes,
- * one thread (for tuning lib/kernels_*.c; not part of the report).
- * usage: gemm-bench [ISA] [M]      (default: best ISA, M = 256)
- * Build: cc -O2 -Ilib -o bench/work/gemm-bench bench/gemm-bench.c lib/libemb.a -lm ...
+ * gemm-bench - GFLOP/s of emb's fp32 GEMM kernel on the minilm-l6 shapes
+ * (QKV, FFN up, FFN down, attention output), one thread, in isolation;
+ * best of 40 short trials (the machine may be shared).
+ * usage: gemm-bench [ISA] [M]      (default: avx512, M = 256)
+ * Prints one JSON line per shape.  Built by scripts/bench against lib/libemb.a.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,6 +21,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	const char *isa = argc > 1 ? argv[1] : "avx512";
+	if (!emb_kernels_get(isa))
+		isa = emb_kernels_get("avx2") ? "avx2" : "scalar";
 	int m = argc > 2 ? atoi(argv[2]) : 256;
 	const emb_kernels *k = emb_kernels_get(isa);
 	int shapes[][2] = { { 384, 384 }, { 1152, 384 }, { 1536, 384 }, { 384, 1536 } };
@@ -45,7 +48,8 @@ int main(int argc, char **argv)
 			double dt = (now() - t0) / reps;
 			if (dt < best) best = dt;
 		}
-		printf("%s m=%d n=%d k=%d: %.1f GFLOP/s\n", k->name, m, n, kk, 2.0 * m * n * kk / best / 1e9);
+		printf("{\"isa\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,\"gflops\":%.1f}\n",
+		       k->name, m, n, kk, 2.0 * m * n * kk / best / 1e9);
 		free(x); free(w); free(b); free(y); free(wp);
 	}
 	return 0;

@@ -18,6 +18,8 @@ static const char usage[] =
 "                     Normalize module; without -m: no)\n"
 "  --no-normalize     do not normalize\n"
 "  --dim N            keep the first N values, then L2-normalize\n"
+"  --layer-norm       layer-normalize the pooled embedding (no affine,\n"
+"                     eps 1e-5) before --dim: nomic's Matryoshka recipe\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
 "  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
 "  --strict           stop at the first bad record\n"
@@ -28,13 +30,14 @@ static const char usage[] =
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
 
-enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM };
+enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN };
 
 static const emb_cli_opt opts[] = {
 	{ "mode", 0, EMB_ARG_REQUIRED, O_MODE },
 	{ "normalize", 0, EMB_ARG_NONE, O_NORM },
 	{ "no-normalize", 0, EMB_ARG_NONE, O_NONORM },
 	{ "dim", 0, EMB_ARG_REQUIRED, O_DIM },
+	{ "layer-norm", 0, EMB_ARG_NONE, O_LN },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -43,6 +46,7 @@ typedef struct ctx {
 	unsigned modes;         /* 0: not given */
 	int normalize;          /* -1: not given */
 	int dim;
+	int layer_norm;
 	emb_pool_spec spec;
 } ctx;
 
@@ -91,6 +95,9 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 			return emb_err_set(err, "--dim must be a positive integer, not '%s'",
 			                   arg);
 		c->dim = (int)v;
+		return 0;
+	case O_LN:
+		c->layer_norm = 1;
 		return 0;
 	}
 	return -1;
@@ -196,5 +203,6 @@ int main(int argc, char **argv)
 	if (c.normalize >= 0)
 		c.spec.normalize = c.normalize;
 	c.spec.dim = c.dim;
+	c.spec.layer_norm = c.layer_norm;
 	return emb_cli_run(&c.cli, &ops, &c);
 }

@@ -912,6 +912,17 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		v = y;
 		pd = dn->out;
 	}
+	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
+		double mean = 0, var = 0;
+		for (int i = 0; i < pd; i++)
+			mean += v[i];
+		mean /= pd;
+		for (int i = 0; i < pd; i++)
+			var += (v[i] - mean) * (v[i] - mean);
+		float m = (float)mean, r = (float)(1.0 / sqrt(var / pd + 1e-5));
+		for (int i = 0; i < pd; i++)
+			v[i] = (v[i] - m) * r;
+	}
 	if (p->normalize)
 		emb_normalize(v, pd);
 	if (p->dim > 0) {

@@ -575,6 +575,8 @@ typedef struct emb_pool_spec {
 	int in_dim;             /* expected hidden size, 0: any */
 	const emb_dense *dense; /* applied after pooling, before Normalize */
 	size_t n_dense;
+	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
+	                           Dense modules: nomic's Matryoshka recipe */
 } emb_pool_spec;
 
 /*

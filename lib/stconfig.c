@@ -296,7 +296,7 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 	for (int i = 0; i < 1 + bias; i++) {
 		const emb_tensor *t = emb_safetensors_find(st, i ? "linear.bias" :
 		                                           "linear.weight");
-		int64_t n0 = i ? d.out : d.out, n1 = i ? 0 : d.in;
+		int64_t n0 = d.out, n1 = i ? 0 : d.in;
 		float **dst = i ? &d.b : &d.w;
 		if (!t) {
 			emb_err_set(err, "%s/model.safetensors: missing tensor '%s'",

@@ -82,7 +82,7 @@ head -20 "$G" > "$T/g20"
 emb-validate --quiet --atol 1e-5 --field embedding "$T/g20" "$T/tanh" > /dev/null 2>&1; s=$?
 t_eq "Dense Tanh: changes the embeddings" "$s" 1
 head -20 "$G" | emb-encode -m "$M" --no-normalize --pool > "$T/tanh.raw" 2> /dev/null
-awk -F'"embedding":' '{split($2, a, /[][,]/); for (i in a) if (a[i] != "" && (a[i] + 0 > 1 || a[i] + 0 < -1)) bad = 1} END {exit bad}' "$T/tanh.raw"
+awk -F'"embedding":' '{e = $2; sub(/\].*/, "", e); sub(/^ *\[/, "", e); n = split(e, a, ","); if (n != 128) bad = 1; for (i = 1; i <= n; i++) if (a[i] + 0 > 1 || a[i] + 0 < -1) bad = 1} END {exit bad}' "$T/tanh.raw"
 t_eq "Dense Tanh: values within [-1, 1] before Normalize" "$?" 0
 head -3 "$G" | emb-encode -m "$(t_fixture gemma-embed-tiny)" --pool --dim 512 > /dev/null 2>&1; s=$?
 t_eq "--dim past the last Dense's out_features: exit 2" "$s" 2
@@ -102,3 +102,26 @@ t_ok "ntk: some sequences are short" test -s "$T/ntk.short"
 t_ok "ntk: short sequences identical" cmp -s "$T/ntk.short" "$T/base.short"
 emb-validate --quiet --atol 1e-3 --field embedding "$T/base.long" "$T/ntk.long" > /dev/null 2>&1; s=$?
 t_eq "ntk: long sequences differ" "$s" 1
+
+# --- nomic's Matryoshka recipe: emb-pool --layer-norm --dim N is
+# layer_norm (eps 1e-5), keep N, L2-normalize (reference in awk)
+C=$(t_fixture coderank-tiny)
+head -40 "$D/fixtures/coderank-tiny/golden.jsonl" | emb-encode -m "$C" -j 2 > "$T/tok"
+emb-pool -m "$C" --no-normalize < "$T/tok" > "$T/raw"
+emb-pool -m "$C" --layer-norm --dim 16 < "$T/tok" > "$T/mat" 2> "$T/err"; s=$?
+t_eq "--layer-norm --dim 16: exit 0, quiet" "$s$(cat "$T/err")" 0
+awk '{
+	id = $0; sub(/^\{"id": */, "", id); sub(/[,}].*/, "", id)
+	e = $0; sub(/.*"embedding":\[/, "", e); sub(/\].*/, "", e)
+	n = split(e, v, ",")
+	m = 0; for (i = 1; i <= n; i++) m += v[i]; m /= n
+	q = 0; for (i = 1; i <= n; i++) q += (v[i] - m) ^ 2
+	r = 1 / sqrt(q / n + 1e-5)
+	s = 0; for (i = 1; i <= 16; i++) { w[i] = (v[i] - m) * r; s += w[i] ^ 2 }
+	printf "{\"id\": %s, \"embedding\": [", id
+	for (i = 1; i <= 16; i++) printf "%s%.9g", (i > 1 ? ", " : ""), w[i] / sqrt(s)
+	print "]}"
+}' "$T/raw" > "$T/mat.want"
+t_lines "reference: 40 records" 40 "$T/mat.want"
+t_ok "--layer-norm --dim 16 matches the reference within 1e-5" \
+	emb-validate --quiet --atol 1e-5 --field embedding "$T/mat.want" "$T/mat"

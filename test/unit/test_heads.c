@@ -647,3 +647,160 @@ Test(quant, model_paths_taken)
 	free(f); free(g); free(h);
 	free(dir);
 }
+
+/* ------------------------------------------------------------------ */
+/* heads of the other families (issue 6)                               */
+
+/*
+ * A classifier variant of fixture NAME: architectures ARCH, num_labels 3,
+ * tensors PRE (H,H) + bias and OUT (3,H) + bias added to its recipe.
+ * Checks logits == OUT act(PRE h[0]) from the weights in the file and
+ * the hidden states of the same model.
+ */
+static void family_classifier(const char *name, const char *arch,
+                              const char *pre, const char *out, int act)
+{
+	char *src = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
+	char *root = path_of("%s/test/data", top());
+	char *dir = path_of("%s/test/tmp/units/heads-cls-%s", top(), name);
+	json_error_t je;
+	json_t *r = json_load_file(src, 0, &je), *cfg, *t;
+	emb_err err = { "" };
+	emb_model *m;
+	emb_model_opts o = { .threads = 2 };
+	emb_safetensors *st;
+	const char *nm[4];
+	char names[4][96];
+	float *w[4], *h, logits[6];
+	int32_t ids[2][5] = { { 5, 9, 200, 17, 7 }, { 3, 44, 8, 0, 0 } };
+	emb_seq s[2] = { { ids[0], NULL, 5 }, { ids[1], NULL, 3 } };
+	int H;
+
+	cr_assert(r, "%s: %s", src, je.text);
+	cfg = json_object_get(json_object_get(r, "files"), "config.json");
+	H = (int)json_integer_value(json_object_get(cfg, "hidden_size"));
+	if (!H)
+		H = (int)json_integer_value(json_object_get(cfg, "dim"));
+	json_object_set_new(cfg, "architectures", json_pack("[s]", arch));
+	json_object_set_new(cfg, "id2label", json_pack("{s:s,s:s,s:s}", "0", "a",
+	                                               "1", "b", "2", "c"));
+	snprintf(names[0], 96, "%s.weight", pre);
+	snprintf(names[1], 96, "%s.bias", pre);
+	snprintf(names[2], 96, "%s.weight", out);
+	snprintf(names[3], 96, "%s.bias", out);
+	for (int i = 0; i < 4; i++) {
+		t = json_pack("{s:s,s:[i,i],s:f,s:s}", "name", names[i], "shape",
+		              i < 2 ? H : 3, H, "scale", 0.125, "dtype", "F32");
+		if (i % 2)
+			json_array_remove(json_object_get(t, "shape"), 1);
+		json_array_append_new(json_object_get(r, "tensors"), t);
+	}
+	char *rec = path_of("%s.recipe.json", dir);
+	cr_assert_eq(json_dump_file(r, rec, 0), 0);
+	rm_rf(dir);
+	cr_assert_eq(emb_synth_materialize(rec, root, dir, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_head(m), EMB_HEAD_CLASSIFIER);
+	cr_assert_eq(emb_model_num_labels(m), 3);
+	cr_assert_str_eq(emb_model_label(m, 2), "c");
+	cr_assert_eq(emb_model_forward_head(m, logits, EMB_OUT_LOGITS, s, 2, &err),
+	             0, "%s", err.msg);
+	cr_assert(h = malloc(8 * (size_t)H * sizeof(float)));
+	cr_assert_eq(emb_model_forward(m, h, s, 2, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_safetensors_open(&st, dir, &err), 0, "%s", err.msg);
+	for (int i = 0; i < 4; i++) {
+		const emb_tensor *tt = emb_safetensors_find(st, names[i]);
+		nm[i] = names[i];
+		cr_assert(tt, "%s", nm[i]);
+		cr_assert(w[i] = malloc((size_t)tt->numel * sizeof(float)));
+		cr_assert_eq(emb_tensor_to_f32(w[i], tt, &err), 0);
+	}
+	for (int q = 0; q < 2; q++) {
+		const float *x = h + (q ? 5 : 0) * (size_t)H;
+		float p[1024];
+		for (int i = 0; i < H; i++) {
+			double a = w[1][i];
+			for (int k = 0; k < H; k++)
+				a += (double)w[0][(size_t)i * H + k] * x[k];
+			p[i] = act ? (a > 0 ? (float)a : 0.0f) : (float)tanh(a);
+		}
+		for (int l = 0; l < 3; l++) {
+			double a = w[3][l];
+			for (int k = 0; k < H; k++)
+				a += (double)w[2][(size_t)l * H + k] * p[k];
+			cr_expect(fabs(a - logits[q * 3 + l]) < 1e-4, "%s seq %d label "
+			          "%d: %g vs reference %g", name, q, l, logits[q * 3 + l], a);
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		free(w[i]);
+	emb_safetensors_free(st);
+	emb_model_free(m);
+	free(h);
+	rm_rf(dir);
+	remove(rec);
+	free(rec);
+	json_decref(r);
+	free(src); free(root); free(dir);
+}
+
+Test(heads, distilbert_classifier)
+{
+	family_classifier("distilbert-tiny", "DistilBertForSequenceClassification",
+	                  "pre_classifier", "classifier", 1);
+}
+
+Test(heads, roberta_classifier)
+{
+	family_classifier("roberta-tiny", "RobertaForSequenceClassification",
+	                  "classifier.dense", "classifier.out_proj", 0);
+}
+
+Test(heads, mpnet_classifier)
+{
+	family_classifier("mpnet-tiny", "MPNetForSequenceClassification",
+	                  "classifier.dense", "classifier.out_proj", 0);
+}
+
+/* DistilBertForMaskedLM (distilbert. prefix, vocab_projector tied to the
+ * word embeddings): SPLADE index sets and values of the goldens */
+Test(heads, distilbert_splade)
+{
+	char *dir = fixture("splade-distil-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { .threads = 2 };
+	size_t n;
+	json_t **g = read_jsonl("fixtures/splade-distil-tiny/golden.jsonl", &n);
+	float *w;
+	int V;
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_head(m), EMB_HEAD_MLM);
+	V = emb_model_vocab_size(m);
+	cr_assert(w = malloc((size_t)V * sizeof(float)));
+	for (size_t i = 0; i < n; i += 2) {
+		int len;
+		emb_seq s;
+		const json_t *sp = json_object_get(g[i], "sparse");
+		const char *key;
+		json_t *val;
+		size_t nz = 0;
+		s.ids = ints_of(json_object_get(g[i], "input_ids"), &len);
+		s.type_ids = NULL;
+		s.len = len;
+		cr_assert_eq(emb_model_forward_head(m, w, EMB_OUT_SPLADE, &s, 1, &err),
+		             0, "%s", err.msg);
+		for (int v = 0; v < V; v++)
+			nz += w[v] != 0;
+		cr_expect_eq(nz, json_object_size(sp), "record %zu", i);
+		json_object_foreach((json_t *)sp, key, val)
+			cr_expect(fabs(w[atoi(key)] - json_number_value(val)) <= 1e-4,
+			          "record %zu index %s", i, key);
+		free((void *)s.ids);
+	}
+	free(w);
+	emb_model_free(m);
+	free_lines(g, n);
+	free(dir);
+}
