@@ -114,5 +114,8 @@ demo: all
 # installs its peers itself; appends to bench/RESULTS.md)
 bench: all
 	sh scripts/bench $(BENCH_ARGS)
+	[ -d node_modules/tokenizers ] || npm install --ignore-scripts \
+		--no-save --no-audit --no-fund tokenizers@0.23.2
+	sh scripts/bench-tokenize
 
 .PHONY: bench
