@@ -117,5 +117,6 @@ bench: all
 	[ -d node_modules/tokenizers ] || npm install --ignore-scripts \
 		--no-save --no-audit --no-fund tokenizers@0.23.2
 	sh scripts/bench-tokenize
+	sh scripts/bench-families
 
 .PHONY: bench
