@@ -24,103 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "emb.h"
+#include "testutil.h"
 #include "qkernels.h"
 
-static const char *top(void)
-{
-	const char *t = getenv("EMB_TOP");
-	return t && *t ? t : ".";
-}
-
-static char *path_of(const char *fmt, ...)
-{
-	char *p = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&p, fmt, ap) >= 0);
-	va_end(ap);
-	return p;
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-	(void)sb; (void)flag; (void)f;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n + 4096 > cap) {
-			cap = (cap + 4096) * 2;
-			cr_assert(buf = realloc(buf, cap + 1));
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-
-/* materialize fixture NAME into test/tmp/units/heads-NAME (cached) */
-static char *fixture(const char *name)
-{
-	char *recipe = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
-	char *root = path_of("%s/test/data", top());
-	char *dir = path_of("%s/test/tmp/units/heads-%s", top(), name);
-	char *done = path_of("%s/.done", dir);
-	char *want = slurp(recipe, NULL), *have = slurp(done, NULL);
-
-	cr_assert(want, "cannot read %s", recipe);
-	if (!have || strcmp(have, want)) {
-		char *tmp = path_of("%s.tmp%ld", dir, (long)getpid());
-		char *tdone = path_of("%s/.done", tmp);
-		char *parent = path_of("%s/test/tmp/units", top());
-		emb_err err = { "" };
-		FILE *f;
-		char *p0 = path_of("%s/test/tmp", top());
-		mkdir(p0, 0777);
-		mkdir(parent, 0777);
-		free(p0);
-		free(parent);
-		rm_rf(tmp);
-		cr_assert_eq(emb_synth_materialize(recipe, root, tmp, &err), 0,
-		             "materialize %s: %s", name, err.msg);
-		cr_assert(f = fopen(tdone, "w"));
-		fputs(want, f);
-		cr_assert_eq(fclose(f), 0);
-		if (have)
-			rm_rf(dir);
-		if (rename(tmp, dir) != 0)
-			rm_rf(tmp);
-		free(tmp);
-		free(tdone);
-	}
-	free(recipe); free(root); free(done); free(want); free(have);
-	return dir;
-}
 
 /* the JSON lines of a test/data file */
 static json_t **read_jsonl(const char *rel, size_t *n)
 {
-	char *path = path_of("%s/test/data/%s", top(), rel);
-	char *text = slurp(path, NULL), *line, *save = NULL;
+	char *path = tu_path("%s/test/data/%s", tu_top(), rel);
+	char *text = tu_slurp(path, NULL), *line, *save = NULL;
 	json_t **v = NULL;
 	size_t cap = 0;
 
@@ -161,7 +73,7 @@ static void free_lines(json_t **v, size_t n)
 
 Test(heads, cross_encoder_logits)
 {
-	char *dir = fixture("ce-minilm-l6");
+	char *dir = tu_fixture("ce-minilm-l6");
 	emb_model *m;
 	emb_err err = { "" };
 	emb_model_opts o = { .threads = 2 };
@@ -227,7 +139,7 @@ Test(heads, cross_encoder_logits)
 
 Test(heads, splade_sparse)
 {
-	char *dir = fixture("splade-tiny");
+	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
 	emb_model_opts o = { .threads = 2 };
@@ -286,7 +198,7 @@ Test(heads, splade_sparse)
 
 Test(heads, base_model_has_no_head)
 {
-	char *dir = fixture("minilm-l6");
+	char *dir = tu_fixture("minilm-l6");
 	emb_model *m;
 	emb_err err = { "" };
 	emb_model_opts o = { .threads = 1 };
@@ -422,7 +334,7 @@ Test(heads, rank_and_activation)
 /* vq.ranges.json -> mins, maxs (dim) */
 static int read_ranges(float **mins, float **maxs)
 {
-	char *path = path_of("%s/test/data/fixtures/minilm-l6/vq.ranges.json", top());
+	char *path = tu_path("%s/test/data/fixtures/minilm-l6/vq.ranges.json", tu_top());
 	json_error_t je;
 	json_t *r = json_load_file(path, 0, &je), *a, *b;
 	int dim;
@@ -608,7 +520,7 @@ Test(quant, int8_gemm_kernels)
 /* weights_int8 / act_int8 really switch the linear layers over */
 Test(quant, model_paths_taken)
 {
-	char *dir = fixture("splade-tiny");
+	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
 	emb_model_opts o = { 1, 0, 0 };
@@ -660,9 +572,9 @@ Test(quant, model_paths_taken)
 static void family_classifier(const char *name, const char *arch,
                               const char *pre, const char *out, int act)
 {
-	char *src = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
-	char *root = path_of("%s/test/data", top());
-	char *dir = path_of("%s/test/tmp/units/heads-cls-%s", top(), name);
+	char *src = tu_path("%s/test/data/fixtures/%s/recipe.json", tu_top(), name);
+	char *root = tu_path("%s/test/data", tu_top());
+	char *dir = tu_path("%s/test/tmp/units/heads-cls-%s", tu_top(), name);
 	json_error_t je;
 	json_t *r = json_load_file(src, 0, &je), *cfg, *t;
 	emb_err err = { "" };
@@ -695,9 +607,9 @@ static void family_classifier(const char *name, const char *arch,
 			json_array_remove(json_object_get(t, "shape"), 1);
 		json_array_append_new(json_object_get(r, "tensors"), t);
 	}
-	char *rec = path_of("%s.recipe.json", dir);
+	char *rec = tu_path("%s.recipe.json", dir);
 	cr_assert_eq(json_dump_file(r, rec, 0), 0);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	cr_assert_eq(emb_synth_materialize(rec, root, dir, &err), 0, "%s", err.msg);
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
 	cr_assert_eq(emb_model_head(m), EMB_HEAD_CLASSIFIER);
@@ -737,7 +649,7 @@ static void family_classifier(const char *name, const char *arch,
 	emb_safetensors_free(st);
 	emb_model_free(m);
 	free(h);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	remove(rec);
 	free(rec);
 	json_decref(r);
@@ -766,7 +678,7 @@ Test(heads, mpnet_classifier)
  * word embeddings): SPLADE index sets and values of the goldens */
 Test(heads, distilbert_splade)
 {
-	char *dir = fixture("splade-distil-tiny");
+	char *dir = tu_fixture("splade-distil-tiny");
 	emb_model *m;
 	emb_err err = { "" };
 	emb_model_opts o = { .threads = 2 };

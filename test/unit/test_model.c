@@ -25,98 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "emb.h"
+#include "testutil.h"
 
-static const char *top(void)
-{
-	const char *t = getenv("EMB_TOP");
-	return t && *t ? t : ".";
-}
-
-static char *path_of(const char *fmt, ...)
-{
-	char *p = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&p, fmt, ap) >= 0);
-	va_end(ap);
-	return p;
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-	(void)sb; (void)flag; (void)f;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n + 4096 > cap) {
-			cap = (cap + 4096) * 2;
-			cr_assert(buf = realloc(buf, cap + 1));
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r > 0);
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-/*
- * Materialize fixture NAME once into test/tmp/units/NAME (reused while its
- * recipe is unchanged; safe when several test processes race).
- */
-static char *fixture(const char *name)
-{
-	char *recipe = path_of("%s/test/data/fixtures/%s/recipe.json", top(), name);
-	char *root = path_of("%s/test/data", top());
-	char *dir = path_of("%s/test/tmp/units/%s", top(), name);
-	char *done = path_of("%s/.done", dir);
-	char *want = slurp(recipe, NULL), *have = slurp(done, NULL);
-
-	cr_assert(want, "cannot read %s", recipe);
-	if (!have || strcmp(have, want)) {
-		char *tmp = path_of("%s.tmp%ld", dir, (long)getpid());
-		char *tdone = path_of("%s/.done", tmp);
-		emb_err err = { "" };
-		FILE *f;
-		char *parent = path_of("%s/test/tmp", top());
-		mkdir(parent, 0777);
-		free(parent);
-		parent = path_of("%s/test/tmp/units", top());
-		mkdir(parent, 0777);
-		free(parent);
-		rm_rf(tmp);
-		cr_assert_eq(emb_synth_materialize(recipe, root, tmp, &err), 0,
-		             "materialize %s: %s", name, err.msg);
-		cr_assert(f = fopen(tdone, "w"));
-		fputs(want, f);
-		cr_assert_eq(fclose(f), 0);
-		if (have)
-			rm_rf(dir);   /* stale */
-		if (rename(tmp, dir) != 0)
-			rm_rf(tmp);   /* another process won the race */
-		free(tmp);
-		free(tdone);
-	}
-	free(recipe); free(root); free(done); free(want); free(have);
-	return dir;
-}
 
 /* ------------------------------------------------------------------ */
 /* goldens                                                             */
@@ -146,7 +56,7 @@ static int32_t *int_array(const json_t *a, int *n)
 
 static golden *read_golden(const char *name, const char *file, int *count)
 {
-	char *path = path_of("%s/test/data/fixtures/%s/%s", top(), name, file);
+	char *path = tu_path("%s/test/data/fixtures/%s/%s", tu_top(), name, file);
 	FILE *f = fopen(path, "r");
 	golden *g = NULL;
 	char *line = NULL;
@@ -229,7 +139,7 @@ static float *forward(emb_model *m, const golden *g, int first, int n)
 /* every golden last_hidden_state within 1e-4 */
 static void check_lhs(const char *name, const char *isa)
 {
-	char *dir = fixture(name);
+	char *dir = tu_fixture(name);
 	int n, checked = 0;
 	golden *g = read_golden(name, "golden.jsonl", &n);
 	emb_model *m;
@@ -277,7 +187,7 @@ Test(model, last_hidden_state_every_isa)
 		setenv("EMB_ISA", isas[i], 1);
 		{
 			emb_model *m = NULL;
-			char *dir = fixture("bert-tiny-cls-bf16");
+			char *dir = tu_fixture("bert-tiny-cls-bf16");
 			int ok = emb_model_load(&m, dir, NULL, &err) == 0;
 			emb_model_free(m);
 			free(dir);
@@ -295,7 +205,7 @@ Test(model, last_hidden_state_every_isa)
 /* mean pooling + L2 normalize (minilm) against the golden embedding */
 Test(model, minilm_mean_normalized_embeddings)
 {
-	char *dir = fixture("minilm-l6");
+	char *dir = tu_fixture("minilm-l6");
 	int n;
 	golden *g = read_golden("minilm-l6", "golden.jsonl", &n);
 	emb_model *m = load(dir, 2);
@@ -339,7 +249,7 @@ Test(model, minilm_mean_normalized_embeddings)
 /* CLS pooling (bert-tiny, no Normalize): every golden embedding */
 Test(model, bert_tiny_cls_embeddings_all_rows)
 {
-	char *dir = fixture("bert-tiny-cls-bf16");
+	char *dir = tu_fixture("bert-tiny-cls-bf16");
 	int n;
 	golden *g = read_golden("bert-tiny-cls-bf16", "golden.jsonl", &n);
 	emb_model *m = load(dir, 2);
@@ -369,7 +279,7 @@ Test(model, bert_tiny_cls_embeddings_all_rows)
 /* batched == one at a time == other thread counts, bit for bit */
 Test(model, batching_and_threads_bitwise)
 {
-	char *dir = fixture("minilm-l6");
+	char *dir = tu_fixture("minilm-l6");
 	int n, first = 0, cnt = 24;
 	golden *g = read_golden("minilm-l6", "golden.jsonl", &n);
 	emb_model *m1 = load(dir, 1), *m2 = load(dir, 2), *m3 = load(dir, 3);
@@ -531,19 +441,19 @@ static void free_tiny(tiny *w)
 /* write DIR/config.json and DIR/model.safetensors; returns DIR (new) */
 static char *write_tiny(const tiny *w, const tiny_cfg *c, const char *tag)
 {
-	char *dir = path_of("%s/test/tmp/units/tiny-%s-%ld", top(), tag, (long)getpid());
-	char *cfgp = path_of("%s/config.json", dir), *stp = path_of("%s/model.safetensors", dir);
-	char *parent = path_of("%s/test/tmp/units", top());
+	char *dir = tu_path("%s/test/tmp/units/tiny-%s-%ld", tu_top(), tag, (long)getpid());
+	char *cfgp = tu_path("%s/config.json", dir), *stp = tu_path("%s/model.safetensors", dir);
+	char *parent = tu_path("%s/test/tmp/units", tu_top());
 	json_t *hdr = json_object();
 	size_t off = 0, hlen;
 	char *hs;
 	FILE *f;
 
-	char *tmpd = path_of("%s/test/tmp", top());
+	char *tmpd = tu_path("%s/test/tmp", tu_top());
 	mkdir(tmpd, 0777);
 	free(tmpd);
 	mkdir(parent, 0777);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	cr_assert_eq(mkdir(dir, 0777), 0, "mkdir %s: %s", dir, strerror(errno));
 	cr_assert(f = fopen(cfgp, "w"));
 	fprintf(f, "{\"architectures\": [\"%s\"], \"model_type\": \"bert\", "
@@ -769,7 +679,7 @@ static void check_tiny(const tiny_cfg *c, const char *tag)
 	}
 	free(out);
 	emb_model_free(m);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	free(dir);
 	free_tiny(&w);
 }
@@ -811,7 +721,7 @@ static void expect_load_error(const tiny_cfg *c, const char *tag, const char *wa
 	cr_assert_null(m);
 	cr_assert(strstr(err.msg, want), "%s: message '%s' lacks '%s'", tag,
 	          err.msg, want);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	free(dir);
 	free_tiny(&w);
 }
@@ -877,7 +787,7 @@ Test(model, error_no_config)
 {
 	emb_model *m = (emb_model *)1;
 	emb_err err = { "" };
-	char *dir = path_of("%s/test/data/corpus", top());
+	char *dir = tu_path("%s/test/data/corpus", tu_top());
 
 	cr_assert_eq(emb_model_load(&m, dir, NULL, &err), -1);
 	cr_assert_null(m);
@@ -927,7 +837,7 @@ Test(model, error_bad_inputs_name_the_position)
 	cr_assert_str_eq(err.msg, "input_ids[0] = 11 is out of range (vocab_size 10)");
 	cr_assert_eq(emb_model_forward(m, out, &s, 0, &err), 0);
 	emb_model_free(m);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	free(dir);
 	free_tiny(&w);
 }
@@ -945,7 +855,7 @@ Test(model, error_bad_inputs_name_the_position)
  */
 static void family_bitwise(const char *name, const char *arch, int maxpos)
 {
-	char *dir = fixture(name);
+	char *dir = tu_fixture(name);
 	int n, idx[6], cnt = 0;
 	golden *g = read_golden(name, "golden.jsonl", &n);
 	emb_model *m1 = load(dir, 1), *m3 = load(dir, 3);
@@ -1011,7 +921,7 @@ Test(model, family_gemma3) { family_bitwise("gemma-embed-tiny", "Gemma3TextModel
 /* causal Qwen3: a prefix's hidden states do not depend on what follows */
 Test(model, family_qwen3_causal_prefix)
 {
-	char *dir = fixture("qwen3-tiny");
+	char *dir = tu_fixture("qwen3-tiny");
 	int n, i, best = 0;
 	golden *g = read_golden("qwen3-tiny", "golden.jsonl", &n);
 	emb_model *m = load(dir, 2);
@@ -1033,7 +943,7 @@ Test(model, family_qwen3_causal_prefix)
 	emb_model_free(m);
 	free(dir);
 	free_golden(g, n);
-	dir = fixture("gemma-embed-tiny");
+	dir = tu_fixture("gemma-embed-tiny");
 	g = read_golden("gemma-embed-tiny", "golden.jsonl", &n);
 	m = load(dir, 2);
 	d = emb_model_hidden_size(m);
@@ -1057,7 +967,7 @@ Test(model, family_qwen3_causal_prefix)
 /* RoBERTa over the position limit: max_position_embeddings - pad - 1 */
 Test(model, family_roberta_position_limit)
 {
-	char *dir = fixture("roberta-tiny");
+	char *dir = tu_fixture("roberta-tiny");
 	emb_model *m = load(dir, 1);
 	int32_t ids[513];
 	emb_seq q = { ids, NULL, 513 };

@@ -1,0 +1,103 @@
+/* testutil.c - helpers shared by the Criterion unit tests */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "emb.h"
+#include "testutil.h"
+
+const char *tu_top(void)
+{
+	const char *t = getenv("EMB_TOP");
+	return t && *t ? t : ".";
+}
+
+char *tu_path(const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&p, fmt, ap) >= 0);
+	va_end(ap);
+	return p;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f)
+{
+	(void)sb; (void)flag; (void)f;
+	return remove(p);
+}
+
+void tu_rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *tu_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 > cap) {
+			cap = (cap + 4096) * 2;
+			cr_assert(buf = realloc(buf, cap + 1));
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *tu_fixture(const char *name)
+{
+	char *recipe = tu_path("%s/test/data/fixtures/%s/recipe.json", tu_top(), name);
+	char *root = tu_path("%s/test/data", tu_top());
+	char *dir = tu_path("%s/test/tmp/units/%s", tu_top(), name);
+	char *done = tu_path("%s/.done", dir);
+	char *want = tu_slurp(recipe, NULL), *have = tu_slurp(done, NULL);
+
+	cr_assert(want, "cannot read %s", recipe);
+	if (!have || strcmp(have, want)) {
+		char *tmp = tu_path("%s.tmp%ld", dir, (long)getpid());
+		char *tdone = tu_path("%s/.done", tmp);
+		char *parent = tu_path("%s/test/tmp", tu_top());
+		emb_err err = { "" };
+		FILE *f;
+
+		mkdir(parent, 0777);
+		free(parent);
+		parent = tu_path("%s/test/tmp/units", tu_top());
+		mkdir(parent, 0777);
+		free(parent);
+		tu_rm_rf(tmp);
+		cr_assert_eq(emb_synth_materialize(recipe, root, tmp, &err), 0,
+		             "materialize %s: %s", name, err.msg);
+		cr_assert(f = fopen(tdone, "w"));
+		fputs(want, f);
+		cr_assert_eq(fclose(f), 0);
+		if (have)
+			tu_rm_rf(dir);   /* stale */
+		if (rename(tmp, dir) != 0)
+			tu_rm_rf(tmp);   /* another process won the race */
+		free(tmp);
+		free(tdone);
+	}
+	free(recipe); free(root); free(done); free(want); free(have);
+	return dir;
+}
