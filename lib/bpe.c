@@ -107,20 +107,6 @@ static int opt_str(char **out, const json_t *j, const char *key,
 	return 0;
 }
 
-static int opt_flag(int *out, const json_t *j, const char *key,
-                    const char *file, emb_err *err)
-{
-	json_t *v = json_object_get(j, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return emb_err_set(err, "%s: field 'model.%s' must be a boolean",
-		                   file, key);
-	*out = json_is_true(v);
-	return 0;
-}
-
 /* one merge "a b" or ["a", "b"] -> its two strings */
 static int merge_parts(const json_t *m, const char **a, size_t *na,
                        const char **b, size_t *nb)
@@ -174,9 +160,9 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
 	if (opt_str(&b->unk, j, "unk_token", file, err) < 0 ||
 	    opt_str(&b->prefix, j, "continuing_subword_prefix", file, err) < 0 ||
 	    opt_str(&b->suffix, j, "end_of_word_suffix", file, err) < 0 ||
-	    opt_flag(&b->fuse_unk, j, "fuse_unk", file, err) < 0 ||
-	    opt_flag(&b->byte_fallback, j, "byte_fallback", file, err) < 0 ||
-	    opt_flag(&b->ignore_merges, j, "ignore_merges", file, err) < 0)
+	    tk_opt_bool(&b->fuse_unk, j, "fuse_unk", file, "model", err) < 0 ||
+	    tk_opt_bool(&b->byte_fallback, j, "byte_fallback", file, "model", err) < 0 ||
+	    tk_opt_bool(&b->ignore_merges, j, "ignore_merges", file, "model", err) < 0)
 		return -1;
 	{
 		json_t *d = json_object_get(j, "dropout");

@@ -912,7 +912,7 @@ int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 /* JSON helpers shared by the parsers                                   */
 
 /* optional boolean member: *out keeps its default when absent or null */
-static int opt_bool(int *out, const json_t *j, const char *key,
+int tk_opt_bool(int *out, const json_t *j, const char *key,
                     const char *file, const char *field, emb_err *err)
 {
 	json_t *v = json_object_get(j, key);
@@ -964,11 +964,11 @@ int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
 		out->u.bert.clean_text = 1;
 		out->u.bert.chinese = 1;
 		out->u.bert.lowercase = 1;
-		if (opt_bool(&out->u.bert.clean_text, j, "clean_text", file,
+		if (tk_opt_bool(&out->u.bert.clean_text, j, "clean_text", file,
 		             field, err) < 0 ||
-		    opt_bool(&out->u.bert.chinese, j, "handle_chinese_chars",
+		    tk_opt_bool(&out->u.bert.chinese, j, "handle_chinese_chars",
 		             file, field, err) < 0 ||
-		    opt_bool(&out->u.bert.lowercase, j, "lowercase", file,
+		    tk_opt_bool(&out->u.bert.lowercase, j, "lowercase", file,
 		             field, err) < 0)
 			return -1;
 		/* strip_accents null (or absent): follow lowercase */
@@ -1003,9 +1003,9 @@ int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
 	if (!strcmp(type, "Strip")) {
 		out->type = TK_NORM_STRIP;
 		out->u.strip.left = out->u.strip.right = 1;
-		return opt_bool(&out->u.strip.left, j, "strip_left", file, field,
+		return tk_opt_bool(&out->u.strip.left, j, "strip_left", file, field,
 		                err) < 0 ||
-		       opt_bool(&out->u.strip.right, j, "strip_right", file,
+		       tk_opt_bool(&out->u.strip.right, j, "strip_right", file,
 		                field, err) < 0 ? -1 : 0;
 	}
 	if (!strcmp(type, "Replace")) {

@@ -751,20 +751,6 @@ int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
 /* ------------------------------------------------------------------ */
 /* parsing                                                             */
 
-static int get_bool(int *out, const json_t *j, const char *key,
-                    const char *file, const char *field, emb_err *err)
-{
-	json_t *v = json_object_get(j, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return emb_err_set(err, "%s: field '%s.%s' must be a boolean",
-		                   file, field, key);
-	*out = json_is_true(v);
-	return 0;
-}
-
 static int get_behavior(int *out, const json_t *j, const char *file,
                         const char *field, emb_err *err)
 {
@@ -795,9 +781,9 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
 		out->type = TK_PRE_BYTELEVEL;
 		out->u.bl.add_prefix_space = 1;
 		out->u.bl.use_regex = 1;
-		return get_bool(&out->u.bl.add_prefix_space, j,
+		return tk_opt_bool(&out->u.bl.add_prefix_space, j,
 		                "add_prefix_space", file, field, err) < 0 ||
-		       get_bool(&out->u.bl.use_regex, j, "use_regex", file,
+		       tk_opt_bool(&out->u.bl.use_regex, j, "use_regex", file,
 		                field, err) < 0 ? -1 : 0;
 	}
 	if (!strcmp(type, "Metaspace")) {
@@ -823,9 +809,9 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
 			out->u.meta.repl = c[0];
 			free(c);
 		}
-		if (get_bool(&out->u.meta.split, j, "split", file, field,
+		if (tk_opt_bool(&out->u.meta.split, j, "split", file, field,
 		             err) < 0 ||
-		    get_bool(&aps, j, "add_prefix_space", file, field, err) < 0)
+		    tk_opt_bool(&aps, j, "add_prefix_space", file, field, err) < 0)
 			return -1;
 		out->u.meta.scheme = aps ? TK_PREPEND_ALWAYS : TK_PREPEND_NEVER;
 		if (ps && !json_is_null(ps)) {
@@ -856,7 +842,7 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
 	}
 	if (!strcmp(type, "Digits")) {
 		out->type = TK_PRE_DIGITS;
-		return get_bool(&out->u.digits.individual, j, "individual_digits",
+		return tk_opt_bool(&out->u.digits.individual, j, "individual_digits",
 		                file, field, err);
 	}
 	if (!strcmp(type, "Split")) {
@@ -868,7 +854,7 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
 			                   "an object", file, field);
 		if (get_behavior(&out->u.split.behavior, j, file, field,
 		                 err) < 0 ||
-		    get_bool(&out->u.split.invert, j, "invert", file, field,
+		    tk_opt_bool(&out->u.split.invert, j, "invert", file, field,
 		             err) < 0)
 			return -1;
 		if (!json_object_get(j, "behavior"))

@@ -162,6 +162,10 @@ uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);
 
 /* Parse JSON J (FILE and FIELD name it in messages). DEPTH bounds
  * nesting. */
+/* optional boolean member KEY of J (an object named FIELD in FILE): *out
+ * keeps its default when absent or null; a non-boolean is an error */
+int tk_opt_bool(int *out, const json_t *j, const char *key,
+                const char *file, const char *field, emb_err *err);
 int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
                         const char *file, const char *field, int depth,
                         emb_err *err);
