@@ -2,12 +2,15 @@
  * gemm-bench - GFLOP/s of emb's fp32 GEMM kernel on the minilm-l6 shapes
  * (QKV, FFN up, FFN down, attention output), one thread, in isolation;
  * best of 40 short trials (the machine may be shared).
- * usage: gemm-bench [ISA] [M]      (default: avx512, M = 256)
- * Prints one JSON line per shape.  Built by scripts/bench against lib/libemb.a.
+ * usage: gemm-bench [ISA] [M] [ACT]   (default: avx512, M = 256, no act)
+ * Prints one JSON line per shape.  ACT (gelu, gelu_tanh, relu): time the
+ * GEMM with that activation fused into its epilogue (gemm_act) instead,
+ * and add "act" to each line.  Built by scripts/bench against lib/libemb.a.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "kernels.h"
 
@@ -24,6 +27,20 @@ int main(int argc, char **argv)
 	if (!emb_kernels_get(isa))
 		isa = emb_kernels_get("avx2") ? "avx2" : "scalar";
 	int m = argc > 2 ? atoi(argv[2]) : 256;
+	const char *actname = argc > 3 ? argv[3] : NULL;
+	int act = EMB_KACT_NONE;
+	if (actname) {
+		if (!strcmp(actname, "gelu"))
+			act = EMB_KACT_GELU;
+		else if (!strcmp(actname, "gelu_tanh"))
+			act = EMB_KACT_GELU_TANH;
+		else if (!strcmp(actname, "relu"))
+			act = EMB_KACT_RELU;
+		else {
+			fprintf(stderr, "gemm-bench: unknown act %s\n", actname);
+			return 2;
+		}
+	}
 	const emb_kernels *k = emb_kernels_get(isa);
 	int shapes[][2] = { { 384, 384 }, { 1152, 384 }, { 1536, 384 }, { 384, 1536 } };
 	if (!k) {
@@ -43,13 +60,19 @@ int main(int argc, char **argv)
 		int reps = (int)(4e7 / (2.0 * m * n * kk)) + 1;
 		for (int t = 0; t < 40; t++) {
 			double t0 = now();
-			for (int r = 0; r < reps; r++)
-				k->gemm(y, n, x, kk, wp, b, m, n, kk);
+			for (int r = 0; r < reps; r++) {
+				if (act == EMB_KACT_NONE)
+					k->gemm(y, n, x, kk, wp, b, m, n, kk);
+				else
+					k->gemm_act(y, n, x, kk, wp, b, m, n, kk, act);
+			}
 			double dt = (now() - t0) / reps;
 			if (dt < best) best = dt;
 		}
-		printf("{\"isa\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,\"gflops\":%.1f}\n",
-		       k->name, m, n, kk, 2.0 * m * n * kk / best / 1e9);
+		printf("{\"isa\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,", k->name, m, n, kk);
+		if (act != EMB_KACT_NONE)
+			printf("\"act\":\"%s\",", actname);
+		printf("\"gflops\":%.1f}\n", 2.0 * m * n * kk / best / 1e9);
 		free(x); free(w); free(b); free(y); free(wp);
 	}
 	return 0;

@@ -209,6 +209,20 @@ if gemm and peak.get(1):
         "%dx%dx%d %.0f GFLOP/s (%.0f%% of peak)" % (g["m"], g["n"], g["k"], g["gflops"], 100 * g["gflops"] / peak[1])
         for g in gemm) + ".\n")
 
+# the W8A8 int8 GEMM alone (bench/gemm-i8-bench.c), when the run measured it
+gi8 = []
+try:
+    gi8 = [json.loads(l) for l in open(os.path.join(W, "gemm-i8.jsonl")) if l.strip()]
+except OSError:
+    pass
+if gi8:
+    P("int8 GEMM (%s, 1 thread, best of 40; 2 m n k ops/s, activation quantization included; "
+      "x fp32 kernel in the same run), in cache: " % gi8[0]["i8"] + ", ".join(
+        "%dx%dx%d %.0f GOP/s (%.2fx)" % (g["m"], g["n"], g["k"], g["gops_i8_quant"], g["speedup"])
+        for g in gi8 if "m" in g) + "; in 96-row blocks, out of cache: " + ", ".join(
+        "%dx%dx%d %.0f GOP/s (%.2fx)" % (g["blocked"], g["n"], g["k"], g["gops_i8_quant"], g["speedup"])
+        for g in gi8 if "blocked" in g) + ".\n")
+
 # targets
 def tgt(name, e, wl, need):
     got = [(t, summary[(e, wl, t)][1], summary[(e, wl, t)][2]) for t in threads if (e, wl, t) in summary]

@@ -320,11 +320,19 @@ static int bert_forward(emb_model *m, float *out, const emb_batch *b,
 	size_t T = (size_t)b->ntok, H = (size_t)m->hidden, I = (size_t)m->inter;
 	float *qkv, *ctx, *tmp, *mid, *h = out, *relbias = NULL;
 	embed_job ej = { m, h, b };
+	emb_post_attn pa = { 0 };
+	size_t nmid;
 
-	/* scratch: qkv (T,3H), ctx (T,H), tmp (T,H), mid (T,I) */
+	if (m->layers > 0)
+		pa = (emb_post_attn){ &w->layer[0].o, &w->layer[0].up,
+		                      &w->layer[0].down, &w->layer[0].ln_attn,
+		                      &w->layer[0].ln_out, m->act };
+	nmid = m->layers > 0 ? emb_post_attn_scratch(m, (int)T, &pa) : 0;
+
+	/* scratch: qkv (T,3H), ctx (T,H), tmp (T,H), mid (T,I) or none */
 	if (T > SIZE_MAX / (5 * H + I) / sizeof(float))
 		return emb_err_set(err, "batch of %zu tokens is too large", T);
-	if (!(qkv = emb_model_scratch(m, T * (5 * H + I), err)))
+	if (!(qkv = emb_model_scratch(m, T * 5 * H + nmid, err)))
 		return -1;
 	ctx = qkv + T * 3 * H;
 	tmp = ctx + T * H;
@@ -350,15 +358,14 @@ static int bert_forward(emb_model *m, float *out, const emb_batch *b,
 			free(relbias);
 			return -1;
 		}
-		// ctx (T,H) @ Wo (H,H)^T -> tmp (T,H); h = LN(tmp + h)
-		emb_linear_fwd(m, tmp, (int)H, ctx, (int)H, (int)T, &L->o);
-		emb_norm_fwd(m, h, tmp, h, (int)T, &L->ln_attn);
-		// h (T,H) @ W1 (I,H)^T -> mid (T,I); act
-		emb_linear_fwd(m, mid, (int)I, h, (int)H, (int)T, &L->up);
-		emb_act_fwd(m, mid, (int)T, (int)I, m->act);
-		// mid (T,I) @ W2 (H,I)^T -> tmp (T,H); h = LN(tmp + h)
-		emb_linear_fwd(m, tmp, (int)H, mid, (int)I, (int)T, &L->down);
-		emb_norm_fwd(m, h, tmp, h, (int)T, &L->ln_out);
+		// h = LN(h1 + down(act(up(h1)))), h1 = LN(h + o(ctx)) (T,H)
+		pa = (emb_post_attn){ &L->o, &L->up, &L->down, &L->ln_attn,
+		                      &L->ln_out, m->act };
+		if (emb_post_attn_fwd(m, h, ctx, tmp, nmid ? mid : NULL, (int)T,
+		                      &pa, err)) {
+			free(relbias);
+			return -1;
+		}
 	}
 	free(relbias);
 	return 0;

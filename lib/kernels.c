@@ -60,6 +60,27 @@ static void gemm_scalar(float *y, int ldy, const float *x, int ldx,
 	}
 }
 
+static void gelu_scalar(float *x, int n);
+static void gelu_tanh_scalar(float *x, int n);
+static void relu_scalar(float *x, int n);
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n): the gemm, then each row
+static void gemm_act_scalar(float *y, int ldy, const float *x, int ldx,
+                            const float *wp, const float *b, int m, int n,
+                            int k, int act)
+{
+	gemm_scalar(y, ldy, x, ldx, wp, b, m, n, k);
+	for (int i = 0; i < m; i++) {
+		float *yi = y + (size_t)i * ldy;
+		switch (act) {
+		case EMB_KACT_GELU: gelu_scalar(yi, n); break;
+		case EMB_KACT_GELU_TANH: gelu_tanh_scalar(yi, n); break;
+		case EMB_KACT_RELU: relu_scalar(yi, n); break;
+		default: break;
+		}
+	}
+}
+
 static void layernorm_scalar(float *y, const float *x, const float *g,
                              const float *b, int n, float eps)
 {
@@ -142,6 +163,7 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 const emb_kernels emb_kernels_scalar = {
 	.name = "scalar",
 	.gemm = gemm_scalar,
+	.gemm_act = gemm_act_scalar,
 	.layernorm = layernorm_scalar,
 	.gelu = gelu_scalar,
 	.gelu_tanh = gelu_tanh_scalar,

@@ -30,6 +30,14 @@ size_t emb_pack_size(int n, int k);
 /* W (n,k) row-major -> wp (packed, emb_pack_size(n,k) floats) */
 void emb_pack_weights(float *wp, const float *w, int n, int k);
 
+/* activations gemm_act applies in its epilogue */
+enum {
+	EMB_KACT_NONE = 0,
+	EMB_KACT_GELU,          /* as the gelu kernel (erf) */
+	EMB_KACT_GELU_TANH,     /* as the gelu_tanh kernel */
+	EMB_KACT_RELU,          /* as the relu kernel */
+};
+
 typedef struct emb_kernels {
 	const char *name;   /* "scalar", "avx2", "avx512" */
 
@@ -41,6 +49,15 @@ typedef struct emb_kernels {
 	 */
 	void (*gemm)(float *y, int ldy, const float *x, int ldx,
 	             const float *wp, const float *b, int m, int n, int k);
+	/*
+	 * gemm, then act (EMB_KACT_*) on every output element while the tile
+	 * is still in registers: bit for bit what gemm followed by this
+	 * variant's gelu / gelu_tanh / relu over each row gives, without the
+	 * second pass over y.  Unknown act: as EMB_KACT_NONE.
+	 */
+	void (*gemm_act)(float *y, int ldy, const float *x, int ldx,
+	                 const float *wp, const float *b, int m, int n, int k,
+	                 int act);
 
 	/* y (n) = (x - mean) / sqrt(var + eps) * g + b, one row; y may be x */
 	void (*layernorm)(float *y, const float *x, const float *g,

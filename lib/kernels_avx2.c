@@ -105,13 +105,47 @@ INLINE float hmax(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
+/* 0.5 v (1 + erf(v / sqrt 2)), per lane */
+INLINE __m256 gelu_v(__m256 v)
+{
+	const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+	const __m256 rs2 = _mm256_set1_ps(0.70710678118654752f);
+	__m256 e = erf256(_mm256_mul_ps(v, rs2));
+
+	return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
+}
+
+/* 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3) */
+INLINE __m256 gelu_tanh_v(__m256 v)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	const __m256 c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
+	const __m256 a = _mm256_set1_ps(0.044715f);
+	__m256 u = _mm256_fmadd_ps(_mm256_mul_ps(a, v), _mm256_mul_ps(v, v), v);
+	__m256 e = exp256(_mm256_mul_ps(c, u));
+
+	return _mm256_div_ps(v, _mm256_add_ps(one, e));
+}
+
+/* act (EMB_KACT_*, a constant after inlining) of v */
+INLINE __m256 act_v(__m256 v, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU: return gelu_v(v);
+	case EMB_KACT_GELU_TANH: return gelu_tanh_v(v);
+	case EMB_KACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps());
+	default: return v;
+	}
+}
+
 /*
  * One register tile: MR rows x one panel (16 columns = 2 vectors); ncols:
  * valid columns (1..16).  Every element: acc = 0, one FMA per k in order,
- * then + bias: independent of MR and of its position.
+ * then + bias, then act: independent of MR and of its position.
  */
 INLINE void tile(float *y, int ldy, const float *x, int ldx,
-                 const float *wp, const float *b, int k, int MR, int ncols)
+                 const float *wp, const float *b, int k, int MR, int ncols,
+                 int act)
 {
 	__m256 acc[6][2];
 	__m256 b0, b1;
@@ -136,15 +170,17 @@ INLINE void tile(float *y, int ldy, const float *x, int ldx,
 		float *yr = y + (size_t)r * ldy;
 		__m256 v0 = b ? _mm256_add_ps(acc[r][0], b0) : acc[r][0];
 		__m256 v1 = b ? _mm256_add_ps(acc[r][1], b1) : acc[r][1];
-		st(yr, v0, ncols);
+		st(yr, act_v(v0, act), ncols);
 		if (ncols > 8)
-			st(yr + 8, v1, ncols - 8);
+			st(yr + 8, act_v(v1, act), ncols - 8);
 	}
 }
 
-// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
-static void gemm_avx2(float *y, int ldy, const float *x, int ldx,
-                      const float *wp, const float *b, int m, int n, int k)
+/* act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
+ * after inlining */
+INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k,
+                      int act)
 {
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
 	const int MC = 96;
@@ -161,15 +197,43 @@ static void gemm_avx2(float *y, int ldy, const float *x, int ldx,
 				float *yy = y + (size_t)i * ldy + p * EMB_PANEL;
 				const float *xx = x + (size_t)i * ldx;
 				switch (i1 - i < 6 ? i1 - i : 6) {
-				case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, ncols); break;
-				case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, ncols); break;
-				case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, ncols); break;
-				case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, ncols); break;
-				case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, ncols); break;
-				default: tile(yy, ldy, xx, ldx, w, bb, k, 1, ncols); break;
+				case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, ncols, act); break;
+				case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, ncols, act); break;
+				case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, ncols, act); break;
+				case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, ncols, act); break;
+				case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, ncols, act); break;
+				default: tile(yy, ldy, xx, ldx, w, bb, k, 1, ncols, act); break;
 				}
 			}
 		}
+	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
+static void gemm_avx2(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k)
+{
+	gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+}
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
+static void gemm_act_avx2(float *y, int ldy, const float *x, int ldx,
+                          const float *wp, const float *b, int m, int n, int k,
+                          int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU);
+		break;
+	case EMB_KACT_GELU_TANH:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU_TANH);
+		break;
+	case EMB_KACT_RELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_RELU);
+		break;
+	default:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+		break;
 	}
 }
 
@@ -202,30 +266,14 @@ static void layernorm_avx2(float *y, const float *x, const float *g,
 
 static void gelu_avx2(float *x, int n)
 {
-	const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
-	const __m256 rs2 = _mm256_set1_ps(0.70710678118654752f);
-
-	for (int i = 0; i < n; i += 8) {
-		__m256 v = ld(x + i, n - i);
-		__m256 e = erf256(_mm256_mul_ps(v, rs2));
-		v = _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
-		st(x + i, v, n - i);
-	}
+	for (int i = 0; i < n; i += 8)
+		st(x + i, gelu_v(ld(x + i, n - i)), n - i);
 }
 
-/* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
 static void gelu_tanh_avx2(float *x, int n)
 {
-	const __m256 one = _mm256_set1_ps(1.0f);
-	const __m256 c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
-	const __m256 a = _mm256_set1_ps(0.044715f);
-
-	for (int i = 0; i < n; i += 8) {
-		__m256 v = ld(x + i, n - i);
-		__m256 u = _mm256_fmadd_ps(_mm256_mul_ps(a, v), _mm256_mul_ps(v, v), v);
-		__m256 e = exp256(_mm256_mul_ps(c, u));
-		st(x + i, _mm256_div_ps(v, _mm256_add_ps(one, e)), n - i);
-	}
+	for (int i = 0; i < n; i += 8)
+		st(x + i, gelu_tanh_v(ld(x + i, n - i)), n - i);
 }
 
 static void relu_avx2(float *x, int n)
@@ -295,6 +343,7 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
 const emb_kernels emb_kernels_avx2 = {
 	.name = "avx2",
 	.gemm = gemm_avx2,
+	.gemm_act = gemm_act_avx2,
 	.layernorm = layernorm_avx2,
 	.gelu = gelu_avx2,
 	.gelu_tanh = gelu_tanh_avx2,

@@ -68,14 +68,48 @@ INLINE __m512 erf512(__m512 x)
 	return _mm512_div_ps(p, q);
 }
 
+/* 0.5 v (1 + erf(v / sqrt 2)), per lane */
+INLINE __m512 gelu_v(__m512 v)
+{
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+	const __m512 rs2 = _mm512_set1_ps(0.70710678118654752f);
+	__m512 e = erf512(_mm512_mul_ps(v, rs2));
+
+	return _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e));
+}
+
+/* 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3) */
+INLINE __m512 gelu_tanh_v(__m512 v)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	const __m512 c = _mm512_set1_ps(-2.0f * 0.7978845608028654f);
+	const __m512 a = _mm512_set1_ps(0.044715f);
+	__m512 u = _mm512_fmadd_ps(_mm512_mul_ps(a, v), _mm512_mul_ps(v, v), v);
+	__m512 e = exp512(_mm512_mul_ps(c, u));
+
+	return _mm512_div_ps(v, _mm512_add_ps(one, e));
+}
+
+/* act (EMB_KACT_*, a constant after inlining) of v */
+INLINE __m512 act_v(__m512 v, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU: return gelu_v(v);
+	case EMB_KACT_GELU_TANH: return gelu_tanh_v(v);
+	case EMB_KACT_RELU: return _mm512_max_ps(v, _mm512_setzero_ps());
+	default: return v;
+	}
+}
+
 /*
  * One register tile: MR rows x NP panels (16 columns each).  nlast: valid
  * columns of the last panel (1..16).  Every element: acc = 0, then one FMA
- * per k in order, then + bias: independent of MR, NP and position.
+ * per k in order, then + bias, then act: independent of MR, NP and
+ * position.
  */
 INLINE void tile(float *y, int ldy, const float *x, int ldx,
                  const float *wp, const float *b, int k, int MR, int NP,
-                 int nlast)
+                 int nlast, int act)
 {
 	__m512 acc[6][2];
 	const float *w1 = wp + (size_t)EMB_PANEL * k;
@@ -106,24 +140,30 @@ INLINE void tile(float *y, int ldy, const float *x, int ldx,
 		for (int r = 0; r < MR; r++) {
 			__m512 v = b ? _mm512_add_ps(acc[r][c], bv) : acc[r][c];
 			_mm512_mask_storeu_ps(y + (size_t)r * ldy + c * EMB_PANEL,
-			                      mk, v);
+			                      mk, act_v(v, act));
 		}
 	}
 }
 
 #define TILE_CASES(NP) \
 	switch (mr) { \
-	case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, NP, nlast); break; \
-	case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, NP, nlast); break; \
-	case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, NP, nlast); break; \
-	case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, NP, nlast); break; \
-	case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, NP, nlast); break; \
-	default: tile(yy, ldy, xx, ldx, w, bb, k, 1, NP, nlast); break; \
+	case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, NP, nlast, act); break; \
+	case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, NP, nlast, act); break; \
+	case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, NP, nlast, act); break; \
+	case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, NP, nlast, act); break; \
+	case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, NP, nlast, act); break; \
+	default: tile(yy, ldy, xx, ldx, w, bb, k, 1, NP, nlast, act); break; \
 	}
 
-// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
-static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
-                        const float *wp, const float *b, int m, int n, int k)
+/*
+ * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
+ * after inlining.  Blocks of MC rows; in a block, each pair of panels
+ * (32 columns, up to 48 KiB at k = 384) stays in L1/L2 while the 6-row
+ * tiles sweep down it.
+ */
+INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k,
+                      int act)
 {
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
 	const int MC = 96;
@@ -149,6 +189,34 @@ static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
 				}
 			}
 		}
+	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
+static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
+                        const float *wp, const float *b, int m, int n, int k)
+{
+	gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+}
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
+static void gemm_act_avx512(float *y, int ldy, const float *x, int ldx,
+                            const float *wp, const float *b, int m, int n,
+                            int k, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU);
+		break;
+	case EMB_KACT_GELU_TANH:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU_TANH);
+		break;
+	case EMB_KACT_RELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_RELU);
+		break;
+	default:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+		break;
 	}
 }
 
@@ -194,31 +262,19 @@ static void layernorm_avx512(float *y, const float *x, const float *g,
 
 static void gelu_avx512(float *x, int n)
 {
-	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
-	const __m512 rs2 = _mm512_set1_ps(0.70710678118654752f);
-
 	for (int i = 0; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
 		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
-		__m512 e = erf512(_mm512_mul_ps(v, rs2));
-		v = _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e));
-		_mm512_mask_storeu_ps(x + i, mk, v);
+		_mm512_mask_storeu_ps(x + i, mk, gelu_v(v));
 	}
 }
 
-/* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
 static void gelu_tanh_avx512(float *x, int n)
 {
-	const __m512 one = _mm512_set1_ps(1.0f);
-	const __m512 c = _mm512_set1_ps(-2.0f * 0.7978845608028654f);
-	const __m512 a = _mm512_set1_ps(0.044715f);
-
 	for (int i = 0; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
 		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
-		__m512 u = _mm512_fmadd_ps(_mm512_mul_ps(a, v), _mm512_mul_ps(v, v), v);
-		__m512 e = exp512(_mm512_mul_ps(c, u));
-		_mm512_mask_storeu_ps(x + i, mk, _mm512_div_ps(v, _mm512_add_ps(one, e)));
+		_mm512_mask_storeu_ps(x + i, mk, gelu_tanh_v(v));
 	}
 }
 
@@ -304,6 +360,7 @@ static void axpy_avx512(float *y, float a, const float *x, int n)
 const emb_kernels emb_kernels_avx512 = {
 	.name = "avx512",
 	.gemm = gemm_avx512,
+	.gemm_act = gemm_act_avx512,
 	.layernorm = layernorm_avx512,
 	.gelu = gelu_avx512,
 	.gelu_tanh = gelu_tanh_avx512,

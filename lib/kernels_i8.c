@@ -54,26 +54,36 @@ void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
 	for (int i = 0; i < rows; i++) {
 		const float *r = x + (size_t)i * ldx;
 		uint8_t *o = u + (size_t)i * ldu;
-		float lo = 0, hi = 0, s;
-		int z;
+		float lo = 0, hi = 0, inv;
+		int32_t z;
 		for (int kk = 0; kk < k; kk++) {
 			if (r[kk] < lo)
 				lo = r[kk];
 			if (r[kk] > hi)
 				hi = r[kk];
 		}
-		s = hi > lo ? (hi - lo) / 255.0f : 1.0f;
-		z = (int)nearbyintf(-lo / s);
-		z = z < 0 ? 0 : z > 255 ? 255 : z;
-		xs[i] = s;
+		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
 		xz[i] = z;
 		for (int kk = 0; kk < k; kk++) {
-			float v = nearbyintf(r[kk] / s) + (float)z;
-			o[kk] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+			float v = nearbyintf(r[kk] * inv) + (float)z;
+			v = v > 0 ? v : 0;      /* NaN -> 0 */
+			v = v < 255 ? v : 255;
+			o[kk] = (uint8_t)v;
 		}
 		for (int kk = k; kk < kp; kk++)
 			o[kk] = 0;
 	}
+}
+
+emb_u8_quant_fn emb_u8_quant_for(emb_gemm_i8_fn gemm)
+{
+	emb_u8_quant_fn f;
+
+	if (gemm == emb_gemm_i8_scalar)
+		return emb_u8_quantize_rows;
+	if ((f = emb_u8_quantize_avx512()) || (f = emb_u8_quantize_avx2()))
+		return f;
+	return emb_u8_quantize_rows;
 }
 
 void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,

@@ -148,14 +148,22 @@ struct emb_model {
 	emb_head_cls cls;
 	emb_head_mlm mlm;
 
-	/* scratch (grown per batch, kept) */
+	/* scratch (grown per batch, kept; *_len: bytes mapped) */
 	float *scratch;
-	size_t scratch_cap;     /* floats */
+	size_t scratch_cap, scratch_len;        /* floats, bytes */
 	float *tscratch;        /* per thread: tscratch_each floats */
-	size_t tscratch_each;
+	size_t tscratch_each, tscratch_len;
 	float *kv;              /* attention: packed K and V of a batch */
 	size_t kv_cap;          /* floats */
-	emb_alloc *allocs;      /* model-owned weight buffers */
+	float *kvt;             /* attention, per thread: kvt_each floats */
+	size_t kvt_each, kvt_len;
+	float *rscratch;        /* per thread: rscratch_each floats (row
+	                           blocks of emb_post_attn_fwd) */
+	int no_fuse;            /* $EMB_NO_FUSE set at load: layers one by
+	                           one, attention in two jobs (A/B timing;
+	                           the same results) */
+	size_t rscratch_each, rscratch_len;
+	emb_alloc *allocs;      /* model-owned weight memory (chunks) */
 
 	/* int8 (emb_model_opts weights_int8, act_int8; I8 checkpoints) */
 	int w8_load, a8;
@@ -229,6 +237,19 @@ float *emb_model_scratch(emb_model *m, size_t n, emb_err *err);
 /* y (rows, l->out) = x (rows, l->in) @ W^T + b; strides ldy, ldx */
 void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
                     int ldx, int rows, const emb_linear *l);
+/* y (rows, l->out) = act(x (rows, l->in) @ W^T + b) (EMB_ACT_*): the same
+ * values as emb_linear_fwd then emb_act_fwd; gelu, gelu_tanh and relu are
+ * fused into the GEMM epilogue (no second pass over y) */
+void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
+                        int ldx, int rows, const emb_linear *l, int act);
+/* W8A8 only (l->wq and m->gemm_i8 set): y (rows, l->out) = act(x (rows,
+ * l->in) @ W^T + b) (kact: EMB_KACT_*) in the calling thread (e.g. inside
+ * a row-block task), bit for bit what emb_linear_act_fwd gives; scratch:
+ * emb_linear_i8_scratch(l, rows) bytes, 4-byte aligned (owner: int8) */
+size_t emb_linear_i8_scratch(const emb_linear *l, int rows);
+void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
+                        const float *x, int ldx, int rows,
+                        const emb_linear *l, int kact, uint8_t *scratch);
 /* y (rows, n) = LayerNorm(x (rows, n) [+ res (rows, n)]); res may be NULL;
  * y may be x or res */
 void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
@@ -239,6 +260,23 @@ void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act);
  * first * act(second) when act_first is 0 */
 void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
                  int act, int act_first);
+/* the post-attention half of a post-LN layer (BERT):
+ * h = LN2(h1 + down(act(up(h1)))) with h1 = LN1(h + o(ctx)) */
+typedef struct emb_post_attn {
+	const emb_linear *o, *up, *down;
+	const emb_norm *ln1, *ln2;
+	int act;                /* enum emb_act */
+} emb_post_attn;
+/* floats of mid emb_post_attn_fwd needs for rows (0: it may be NULL) */
+size_t emb_post_attn_scratch(const emb_model *m, int rows,
+                             const emb_post_attn *p);
+/* h (rows, H) in place from ctx (rows, o->in); tmp (rows, H) and mid
+ * (emb_post_attn_scratch floats) are scratch.  Row blocks in parallel
+ * when the batch is large (bit-identical to the layers one by one).
+ * -1 only when out of memory. */
+int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
+                      float *mid, int rows, const emb_post_attn *p,
+                      emb_err *err);
 /* RMSNorm of each of nheads heads (nm->n wide) of rows at stride ld */
 void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
                        const emb_norm *nm);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "model-internal.h"
 
@@ -66,9 +67,81 @@ static const struct {
 	{ "gemma3_text", "Gemma3TextModel" },
 };
 
+/*
+ * Big buffers (weights, scratch) come from anonymous mappings with
+ * transparent huge pages asked for: already zero (no memset), one page
+ * fault per 2 MiB instead of per 4 KiB (faults are dear in VMs), and
+ * fewer TLB misses when the GEMMs stream the weights.  Sanitizer builds
+ * use malloc instead, so that overruns are still caught.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BIG_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BIG_MALLOC 1
+#endif
+#endif
+#define BIG_ALIGN ((size_t)2 << 20)
+
+/* a zeroed buffer of at least bytes, 2 MiB aligned (64 with BIG_MALLOC);
+ * *len: what big_free needs.  NULL when out of memory. */
+static void *big_alloc(size_t bytes, size_t *len)
+{
+#ifdef BIG_MALLOC
+	void *p;
+
+	bytes = (bytes + 63) / 64 * 64;
+	if (!bytes || !(p = aligned_alloc(64, bytes)))
+		return NULL;
+	memset(p, 0, bytes);
+	*len = bytes;
+	return p;
+#else
+	char *p, *a;
+	size_t n;
+
+	if (bytes > SIZE_MAX - 2 * BIG_ALIGN)
+		return NULL;
+	bytes = (bytes + BIG_ALIGN - 1) / BIG_ALIGN * BIG_ALIGN;
+	n = bytes + BIG_ALIGN;
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	         -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* trim to a 2 MiB aligned range */
+	a = (char *)(((uintptr_t)p + BIG_ALIGN - 1) / BIG_ALIGN * BIG_ALIGN);
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if ((size_t)(a - p) < BIG_ALIGN)
+		munmap(a + bytes, BIG_ALIGN - (size_t)(a - p));
+#ifdef MADV_HUGEPAGE
+	madvise(a, bytes, MADV_HUGEPAGE);
+#endif
+	*len = bytes;
+	return a;
+#endif
+}
+
+static void big_free(void *p, size_t len)
+{
+	if (!p)
+		return;
+#ifdef BIG_MALLOC
+	(void)len;
+	free(p);
+#else
+	munmap(p, len);
+#endif
+}
+
+/* model-owned weight memory: a list of big chunks, handed out in 64-byte
+ * aligned pieces and freed all together */
+#define ARENA_CHUNK ((size_t)64 << 20)
+
 struct emb_alloc {
 	emb_alloc *next;
-	float *p;
+	char *base;
+	size_t len, used;       /* bytes */
 };
 
 /* ------------------------------------------------------------------ */
@@ -162,25 +235,37 @@ int emb_cfg_act(int *out, const json_t *cfg, const char *key,
 
 float *emb_model_alloc(emb_model *m, size_t n, emb_err *err)
 {
-	emb_alloc *a;
+	emb_alloc *a = m->allocs;
 	size_t bytes;
+	char *p;
 
 	if (n == 0)
 		n = 1;
-	if (n > (SIZE_MAX - 64) / sizeof(float)) {
+	if (n > (SIZE_MAX - 2 * ARENA_CHUNK) / sizeof(float)) {
 		emb_err_set(err, "out of memory");
 		return NULL;
 	}
 	bytes = (n * sizeof(float) + 63) / 64 * 64;
-	if (!(a = malloc(sizeof(*a))) || !(a->p = aligned_alloc(64, bytes))) {
-		free(a);
-		emb_err_set(err, "out of memory (%zu bytes of weights)", bytes);
-		return NULL;
+#ifdef BIG_MALLOC
+	a = NULL;       /* one buffer per call: overruns stay visible */
+#endif
+	if (!a || a->len - a->used < bytes) {
+		size_t want = bytes > ARENA_CHUNK ? bytes : ARENA_CHUNK;
+#ifdef BIG_MALLOC
+		want = bytes;
+#endif
+		if (!(a = malloc(sizeof(*a))) || !(a->base = big_alloc(want, &a->len))) {
+			free(a);
+			emb_err_set(err, "out of memory (%zu bytes of weights)", bytes);
+			return NULL;
+		}
+		a->used = 0;
+		a->next = m->allocs;
+		m->allocs = a;
 	}
-	memset(a->p, 0, bytes);
-	a->next = m->allocs;
-	m->allocs = a;
-	return a->p;
+	p = a->base + a->used;
+	a->used += bytes;
+	return (float *)p;
 }
 
 /* the path to name in messages about tensors that are absent */
@@ -395,6 +480,25 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	if (total > INT32_MAX || !(psize = emb_pack_size((int)total, in)))
 		return emb_err_set(err, "linear layer '%s%s' is too large",
 		                   m->prefix, names[0]);
+	if (nparts == 1 && !any_i8 && !m->w8_load &&
+	    wt[0]->dtype == EMB_DT_F32 &&
+	    (uintptr_t)wt[0]->data % sizeof(float) == 0) {
+		/* float32 and no int8: pack straight from the mapped file */
+		if (bt[0] && !(b = emb_model_alloc(m, total, err)))
+			return -1;
+		if (bt[0] && to_f32(m, b, bt[0], err))
+			return -1;
+		if (linear_int8(out, m, NULL, (int)total, in, 0, err) ||
+		    !(wp = emb_model_alloc(m, psize, err)))
+			return -1;
+		// W (total,in) -> panels
+		emb_pack_weights(wp, wt[0]->data, (int)total, in);
+		out->wp = wp;
+		out->b = b;
+		out->in = in;
+		out->out = (int)total;
+		return 0;
+	}
 	if (!(w = malloc(total * (size_t)in * sizeof(float))))
 		return emb_err_set(err, "out of memory");
 	if (bnames && !(b = emb_model_alloc(m, total, err)))
@@ -622,6 +726,7 @@ int emb_model_load(emb_model **out, const char *dir,
 		goto out;
 	}
 	m->w8_load = opts && opts->weights_int8;
+	m->no_fuse = getenv("EMB_NO_FUSE") && *getenv("EMB_NO_FUSE");
 	m->a8 = opts && opts->act_int8;
 	if (m->a8 && !(m->gemm_i8 = emb_gemm_i8_select(&m->i8_kernel))) {
 		emb_err_set(err, "EMB_I8: the int8 kernel '%s' is unknown or not "
@@ -630,11 +735,19 @@ int emb_model_load(emb_model **out, const char *dir,
 		goto out;
 	}
 	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||
-	    head_config(m, cfg, err))
+	    head_config(m, cfg, err)) {
+		/* the family readers say "config.json: ..."; name the file */
+		if (!strncmp(err->msg, "config.json: ", 13)) {
+			char msg[EMB_ERR_MAX];
+			snprintf(msg, sizeof(msg), "%s", err->msg + 13);
+			emb_err_set(err, "%s: %s", path, msg);
+		}
 		goto out;
+	}
 	if (emb_kernels_select(&m->k, err))
 		goto out;
-	if (emb_safetensors_open(&m->st, dir, err))
+	if (emb_safetensors_open(&m->st, dir, err) ||
+	    emb_safetensors_check_finite(m->st, err))
 		goto out;
 	m->prefix = m->fam->prefixes[0];
 	for (int i = 0; m->fam->prefixes[i]; i++) {
@@ -678,15 +791,17 @@ void emb_model_free(emb_model *m)
 	while (m->allocs) {
 		emb_alloc *a = m->allocs;
 		m->allocs = a->next;
-		free(a->p);
+		big_free(a->base, a->len);
 		free(a);
 	}
 	for (int i = 0; m->labels && i < m->num_labels; i++)
 		free(m->labels[i]);
 	free(m->labels);
 	free(m->q8);
-	free(m->scratch);
-	free(m->tscratch);
+	big_free(m->scratch, m->scratch_len);
+	big_free(m->tscratch, m->tscratch_len);
+	big_free(m->rscratch, m->rscratch_len);
+	big_free(m->kvt, m->kvt_len);
 	free(m->kv);
 	emb_safetensors_free(m->st);
 	free(m->arch);
@@ -703,40 +818,53 @@ const char *emb_model_arch(const emb_model *m) { return m->arch; }
 /* ------------------------------------------------------------------ */
 /* scratch                                                             */
 
+/* grow *p (cap floats, len bytes mapped) to at least n floats; a quarter
+ * more than asked, so that batches of slowly growing size do not map and
+ * fault in a new buffer each time.  The old contents are dropped. */
+static int grow(float **p, size_t *cap, size_t *len, size_t n)
+{
+	size_t want = n;
+
+	if (n <= *cap)
+		return 0;
+	if (n > SIZE_MAX / 2 / sizeof(float) - (size_t)(4 << 20))
+		return -1;
+#ifndef BIG_MALLOC
+	if (*cap && want < *cap + *cap / 4)
+		want = *cap + *cap / 4;
+#endif
+	big_free(*p, *len);
+	*cap = 0;
+	*len = 0;
+	if (!(*p = big_alloc(want * sizeof(float), len)))
+		return -1;
+	*cap = *len / sizeof(float);
+	return 0;
+}
+
 float *emb_model_scratch(emb_model *m, size_t n, emb_err *err)
 {
-	if (n > m->scratch_cap) {
-		size_t bytes;
-		if (n > (SIZE_MAX - 64) / sizeof(float)) {
-			emb_err_set(err, "out of memory");
-			return NULL;
-		}
-		bytes = (n * sizeof(float) + 63) / 64 * 64;
-		free(m->scratch);
-		m->scratch_cap = 0;
-		if (!(m->scratch = aligned_alloc(64, bytes))) {
-			emb_err_set(err, "out of memory (%zu bytes of scratch)", bytes);
-			return NULL;
-		}
-		m->scratch_cap = n;
+	if (grow(&m->scratch, &m->scratch_cap, &m->scratch_len, n)) {
+		emb_err_set(err, "out of memory (%zu floats of scratch)", n);
+		return NULL;
 	}
 	return m->scratch;
 }
 
 static int thread_scratch(emb_model *m, size_t each, emb_err *err)
 {
-	size_t nt = (size_t)emb_threads_count(m->tp), bytes;
+	size_t nt = (size_t)emb_threads_count(m->tp), cap = 0;
 
 	each = (each + 15) / 16 * 16;
 	if (each <= m->tscratch_each)
 		return 0;
-	if (each > SIZE_MAX / sizeof(float) / nt)
+	if (each > SIZE_MAX / sizeof(float) / 2 / nt)
 		return emb_err_set(err, "out of memory");
-	bytes = each * nt * sizeof(float);
-	free(m->tscratch);
-	m->tscratch_each = 0;
-	if (!(m->tscratch = aligned_alloc(64, bytes)))
+	cap = m->tscratch_len / sizeof(float);
+	if (grow(&m->tscratch, &cap, &m->tscratch_len, each * nt)) {
+		m->tscratch_each = 0;
 		return emb_err_set(err, "out of memory");
+	}
 	m->tscratch_each = each;
 	return 0;
 }
@@ -752,6 +880,7 @@ typedef struct linear_job {
 	const float *x;
 	int ldy, ldx, rows, ncg, pg, np;
 	const emb_linear *l;
+	int kact;               /* EMB_KACT_* fused into the GEMM epilogue */
 } linear_job;
 
 static void linear_task(void *ctx, size_t begin, size_t end, int tid)
@@ -769,11 +898,18 @@ static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 		int n1 = p1 * EMB_PANEL < l->out ? p1 * EMB_PANEL : l->out;
 		if (p0 >= j->np)
 			continue;
-		// x (r1-r0, in) @ W[n0:n1]^T -> y (r1-r0, n1-n0)
-		j->k->gemm(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
-		           j->x + (size_t)r0 * j->ldx, j->ldx,
-		           l->wp + (size_t)p0 * EMB_PANEL * l->in,
-		           l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0, l->in);
+		// act(x (r1-r0, in) @ W[n0:n1]^T + b) -> y (r1-r0, n1-n0)
+		if (j->kact == EMB_KACT_NONE)
+			j->k->gemm(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+			           j->x + (size_t)r0 * j->ldx, j->ldx,
+			           l->wp + (size_t)p0 * EMB_PANEL * l->in,
+			           l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0, l->in);
+		else
+			j->k->gemm_act(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+			               j->x + (size_t)r0 * j->ldx, j->ldx,
+			               l->wp + (size_t)p0 * EMB_PANEL * l->in,
+			               l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0,
+			               l->in, j->kact);
 	}
 }
 
@@ -790,59 +926,129 @@ void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
 		*kernel = m->n_a8 ? m->i8_kernel : NULL;
 }
 
+/*
+ * W8A8: each task quantizes the activation rows of its row block into
+ * its thread's scratch slice (u8 rows, scales, zero points), right before
+ * the int8 GEMM reads them from cache; a thread that gets another column
+ * group of the row block it last quantized reuses it.  A fused activation
+ * (kact, EMB_KACT_*) runs on each 64-column block of the output as soon
+ * as the int8 kernel has written it, while it is still in cache: the
+ * variant's gelu / gelu_tanh / relu on row pieces that start at multiples
+ * of 64 columns, bit for bit what the same kernel gives over whole rows.
+ */
 typedef struct i8_job {
 	const emb_model *m;
 	float *y;
 	const float *x;
 	int ldy, ldx, rows, ncg, pg, np, kp;
 	const emb_linear *l;
-	uint8_t *u;
-	float *xs;
-	int32_t *xz;
+	emb_u8_quant_fn quant;
+	uint8_t *scratch;       /* nt slices of `slice` bytes */
+	size_t slice;
+	int *last;              /* (nt) row block each slice holds, -1 none */
+	int kact;               /* EMB_KACT_* on the output */
 } i8_job;
 
-static void i8_quant_task(void *ctx, size_t begin, size_t end, int tid)
+/* y (rows, cols) stride ldy in place: kact (EMB_KACT_*), row by row */
+static void i8_act_rows(const emb_kernels *k, float *y, int ldy, int rows,
+                        int cols, int kact)
 {
-	const i8_job *j = ctx;
+	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
+	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
+	                          kact == EMB_KACT_RELU ? k->relu : NULL;
 
-	(void)tid;
-	// x rows [begin,end) -> u8 rows, scales, zero points
-	emb_u8_quantize_rows(j->u + begin * (size_t)j->kp, j->kp, j->xs + begin,
-	                     j->xz + begin, j->x + begin * (size_t)j->ldx,
-	                     j->ldx, (int)(end - begin), j->l->in);
+	if (!f)
+		return;
+	for (int r = 0; r < rows; r++)
+		f(y + (size_t)r * ldy, cols);
+}
+
+/* y[:, n0:n1] (rows, n1-n0) = the int8 GEMM of quantized rows u (rows,
+ * kp), xs, xz with the layer's columns [n0,n1) (n0 at a multiple of 64),
+ * then kact on each 64-column block while it is in cache */
+static void i8_cols(const emb_model *m, float *y, int ldy, const uint8_t *u,
+                    int kp, const float *xs, const int32_t *xz, int rows,
+                    const emb_linear *l, int n0, int n1, int kact)
+{
+	int step = kact == EMB_KACT_NONE ? n1 - n0 : 64;
+
+	if (n1 <= n0)
+		return;
+	for (int c0 = n0; c0 < n1; c0 += step) {
+		int c1 = c0 + step < n1 ? c0 + step : n1;
+		float *yc = y + c0;
+		// u (rows, kp) @ Wq[c0:c1]^T -> y (rows, c1-c0), then act
+		m->gemm_i8(yc, ldy, u, kp, xs, xz, l->wq + (size_t)c0 * kp,
+		           l->ws + c0, l->wsum + c0, l->b ? l->b + c0 : NULL, rows,
+		           c1 - c0, kp);
+		i8_act_rows(m->k, yc, ldy, rows, c1 - c0, kact);
+	}
 }
 
 static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const i8_job *j = ctx;
 	const emb_linear *l = j->l;
+	uint8_t *s = j->scratch + (size_t)tid * j->slice;
+	float *xs = (float *)s;
+	int32_t *xz = (int32_t *)(s + GEMM_RB * sizeof(float));
+	uint8_t *u = s + GEMM_RB * (sizeof(float) + sizeof(int32_t));
 
-	(void)tid;
 	for (size_t t = begin; t < end; t++) {
-		int r0 = (int)(t / (size_t)j->ncg) * GEMM_RB;
+		int blk = (int)(t / (size_t)j->ncg);
+		int r0 = blk * GEMM_RB;
 		int p0 = (int)(t % (size_t)j->ncg) * j->pg;
 		int r1 = r0 + GEMM_RB < j->rows ? r0 + GEMM_RB : j->rows;
 		int p1 = p0 + j->pg < j->np ? p0 + j->pg : j->np;
 		int n0 = p0 * 16, n1 = p1 * 16 < l->out ? p1 * 16 : l->out;
 		if (p0 >= j->np)
 			continue;
-		// u (r1-r0, kp) @ Wq[n0:n1]^T -> y (r1-r0, n1-n0)
-		j->m->gemm_i8(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
-		              j->u + (size_t)r0 * j->kp, j->kp, j->xs + r0,
-		              j->xz + r0, l->wq + (size_t)p0 * 16 * j->kp,
-		              l->ws + n0, l->wsum + n0, l->b ? l->b + n0 : NULL,
-		              r1 - r0, n1 - n0, j->kp);
+		if (j->last[tid] != blk) {
+			// x rows [r0,r1) (r1-r0, in) -> u (r1-r0, kp), xs, xz
+			j->quant(u, j->kp, xs, xz, j->x + (size_t)r0 * j->ldx, j->ldx,
+			         r1 - r0, l->in);
+			j->last[tid] = blk;
+		}
+		i8_cols(j->m, j->y + (size_t)r0 * j->ldy, j->ldy, u, j->kp, xs, xz,
+		        r1 - r0, l, n0, n1, j->kact);
 	}
 }
 
-/* W8A8 linear; 0 done, -1 no scratch (the caller runs it in float) */
+size_t emb_linear_i8_scratch(const emb_linear *l, int rows)
+{
+	size_t kp = ((size_t)l->in + 3) / 4 * 4;
+
+	return rows > 0 ? (size_t)rows * (kp + 8) : 0;
+}
+
+void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
+                        const float *x, int ldx, int rows,
+                        const emb_linear *l, int kact, uint8_t *scratch)
+{
+	int kp = (l->in + 3) / 4 * 4;
+	float *xs = (float *)scratch;
+	int32_t *xz = (int32_t *)(scratch + (size_t)rows * sizeof(float));
+	uint8_t *u = scratch + (size_t)rows * (sizeof(float) + sizeof(int32_t));
+
+	if (rows <= 0)
+		return;
+	// x (rows, in) -> u (rows, kp), xs, xz
+	emb_u8_quant_for(m->gemm_i8)(u, kp, xs, xz, x, ldx, rows, l->in);
+	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
+}
+
+/* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
+ * caller runs it in float) */
 static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
-                     int ldx, int rows, const emb_linear *l)
+                     int ldx, int rows, const emb_linear *l, int kact)
 {
 	int nt = emb_threads_count(m->tp);
 	int rb = (rows + GEMM_RB - 1) / GEMM_RB, np = (l->out + 15) / 16;
 	int kp = (l->in + 3) / 4 * 4, want = 4 * nt, ncg, pg;
-	size_t need = (size_t)rows * ((size_t)kp + 8) + 64;
+	/* per thread: GEMM_RB rows of kp bytes + a scale and a zero point
+	 * each, rounded to cache lines; then nt tags */
+	size_t slice = ((size_t)GEMM_RB * ((size_t)kp + 8) + 63) / 64 * 64;
+	size_t need = slice * (size_t)nt + (size_t)nt * sizeof(int);
 	i8_job j;
 
 	if (need > m->q8_cap) {
@@ -852,26 +1058,28 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 			return -1;
 		m->q8_cap = need;
 	}
+	/* column groups so that there are enough tasks for every thread;
+	 * multiples of 4 panels (the kernel's column block) where possible */
 	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
-	if (ncg > (np + 1) / 2)
-		ncg = (np + 1) / 2;
+	if (ncg > (np + 3) / 4)
+		ncg = (np + 3) / 4;
 	if (ncg < 1)
 		ncg = 1;
 	pg = (np + ncg - 1) / ncg;
-	pg += pg & 1;
+	pg = (pg + 3) / 4 * 4;
 	ncg = (np + pg - 1) / pg;
-	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l, NULL, NULL,
-	              NULL };
-	j.xs = (float *)m->q8;
-	j.xz = (int32_t *)(m->q8 + (size_t)rows * 4);
-	j.u = m->q8 + (size_t)rows * 8;
-	emb_threads_for(m->tp, (size_t)rows, 16, i8_quant_task, &j);
+	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l,
+	              emb_u8_quant_for(m->gemm_i8), m->q8, slice, NULL, kact };
+	j.last = (int *)(m->q8 + slice * (size_t)nt);
+	for (int t = 0; t < nt; t++)
+		j.last[t] = -1;
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, i8_gemm_task, &j);
 	return 0;
 }
 
-void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
-                    int ldx, int rows, const emb_linear *l)
+/* float linear, kact (EMB_KACT_*) fused into the kernels' epilogue */
+static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
+                       int ldx, int rows, const emb_linear *l, int kact)
 {
 	int nt = emb_threads_count(m->tp);
 	int rb = (rows + GEMM_RB - 1) / GEMM_RB;
@@ -879,10 +1087,6 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 	int want = 4 * nt, ncg, pg;
 	linear_job j;
 
-	if (rows <= 0)
-		return;
-	if (l->wq && m->gemm_i8 && linear_i8(m, y, ldy, x, ldx, rows, l) == 0)
-		return;
 	/* column groups so that there are enough tasks for every thread */
 	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
 	if (ncg > (np + 1) / 2)
@@ -892,8 +1096,49 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 	pg = (np + ncg - 1) / ncg;
 	pg += pg & 1;
 	ncg = (np + pg - 1) / pg;
-	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l };
+	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l, kact };
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, linear_task, &j);
+}
+
+void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
+                    int ldx, int rows, const emb_linear *l)
+{
+	if (rows <= 0)
+		return;
+	if (l->wq && m->gemm_i8 &&
+	    linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE) == 0)
+		return;
+	linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
+}
+
+void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
+                        int ldx, int rows, const emb_linear *l, int act)
+{
+	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
+	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
+	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+
+	if (rows <= 0)
+		return;
+	if (act == EMB_ACT_NONE) {
+		emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
+		return;
+	}
+	if (kact >= 0 && l->wq && m->gemm_i8 &&
+	    linear_i8(m, y, ldy, x, ldx, rows, l, kact) == 0)
+		return;
+	if (kact >= 0 && !(l->wq && m->gemm_i8)) {
+		linear_f32(m, y, ldy, x, ldx, rows, l, kact);
+		return;
+	}
+	/* int8 or an activation the kernels do not fuse: two passes */
+	emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
+	if (ldy == l->out) {
+		emb_act_fwd(m, y, rows, l->out, act);
+		return;
+	}
+	for (int r = 0; r < rows; r++)
+		emb_act_fwd(m, y + (size_t)r * ldy, 1, l->out, act);
 }
 
 typedef struct rows_job {
@@ -970,6 +1215,137 @@ void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act)
 	if (act != EMB_ACT_NONE)
 		emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16,
 		                act_task, &j);
+}
+
+/*
+ * The post-attention half of a post-LN encoder layer (BERT) in row blocks:
+ * each task takes RB rows through the output projection, residual +
+ * LayerNorm, the feed-forward pair and the second residual + LayerNorm,
+ * with its (RB, inter) intermediate in the thread's own scratch (L2-hot)
+ * instead of a (rows, inter) buffer in memory, and one wait for the
+ * threads instead of five.  Every row's arithmetic is that of the
+ * separate layers (the kernels' results do not depend on the call
+ * shape), so the output is bit-identical.  Used when there are enough row
+ * blocks for every thread; small batches keep the column-split GEMMs.
+ */
+#define POST_RB 96      /* rows per block at most (the kernel's own block) */
+
+/* rows per block, or 0: run the layers one by one */
+static int post_rows(const emb_model *m, int rows, const emb_post_attn *p)
+{
+	int nt = emb_threads_count(m->tp), nb;
+	const emb_linear *ls[3] = { p->o, p->up, p->down };
+
+	if (m->no_fuse)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (ls[i]->wq && m->gemm_i8)    /* W8A8 goes through linear_i8 */
+			return 0;
+	nb = (rows + POST_RB - 1) / POST_RB;
+	if (nb < 2 * nt)
+		return 0;
+	nb = (nb + nt - 1) / nt * nt;   /* a multiple of the threads */
+	return ((rows + nb - 1) / nb + 5) / 6 * 6;  /* the kernel's 6 rows */
+}
+
+size_t emb_post_attn_scratch(const emb_model *m, int rows,
+                             const emb_post_attn *p)
+{
+	return post_rows(m, rows, p) ? 0 : (size_t)rows * p->up->out;
+}
+
+typedef struct post_job {
+	const emb_model *m;
+	float *h;
+	const float *ctx;
+	const emb_post_attn *p;
+	int rows, rb;
+} post_job;
+
+static void norm_row(const emb_kernels *k, const emb_norm *nm, float *y,
+                     const float *x)
+{
+	if (nm->rms)
+		emb_rmsnorm_row(y, x, nm->w, nm->n, nm->eps);
+	else
+		k->layernorm(y, x, nm->w, nm->b, nm->n, nm->eps);
+}
+
+static void post_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const post_job *j = ctx;
+	const emb_post_attn *p = j->p;
+	const emb_kernels *k = j->m->k;
+	int H = p->o->out, I = p->up->out;
+	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
+	float *mid = t + (size_t)j->rb * H;
+	rows_job aj = { k, NULL, NULL, NULL, I, p->act, NULL };
+	int kact = p->act == EMB_ACT_GELU ? EMB_KACT_GELU
+	         : p->act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
+	         : p->act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+
+	for (size_t blk = begin; blk < end; blk++) {
+		int r0 = (int)blk * j->rb;
+		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
+		float *h = j->h + (size_t)r0 * H;
+		if (n <= 0)
+			continue;
+		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H); h = LN1(h + t)
+		k->gemm(t, H, j->ctx + (size_t)r0 * p->o->in, p->o->in, p->o->wp,
+		        p->o->b, n, H, p->o->in);
+		for (int r = 0; r < n; r++) {
+			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
+			norm_row(k, p->ln1, h + (size_t)r * H, h + (size_t)r * H);
+		}
+		// act(h (n,H) @ W1 (I,H)^T) -> mid (n,I)
+		if (kact >= 0 && k->gemm_act) {
+			k->gemm_act(mid, I, h, H, p->up->wp, p->up->b, n, I, H, kact);
+		} else {
+			k->gemm(mid, I, h, H, p->up->wp, p->up->b, n, I, H);
+			aj.y = mid;
+			act_task(&aj, 0, (size_t)n, tid);
+		}
+		// mid (n,I) @ W2 (H,I)^T -> t (n,H); h = LN2(h + t)
+		k->gemm(t, H, mid, I, p->down->wp, p->down->b, n, H, I);
+		for (int r = 0; r < n; r++) {
+			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
+			norm_row(k, p->ln2, h + (size_t)r * H, h + (size_t)r * H);
+		}
+	}
+}
+
+int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
+                      float *mid, int rows, const emb_post_attn *p,
+                      emb_err *err)
+{
+	int rb = post_rows(m, rows, p), H = p->o->out, I = p->up->out;
+	int nt = emb_threads_count(m->tp);
+	post_job j = { m, h, ctx, p, rows, rb };
+
+	if (rows <= 0)
+		return 0;
+	if (!rb) {
+		// ctx (T,Hc) @ Wo (H,Hc)^T -> tmp (T,H); h = LN1(tmp + h)
+		emb_linear_fwd(m, tmp, H, ctx, p->o->in, rows, p->o);
+		emb_norm_fwd(m, h, tmp, h, rows, p->ln1);
+		// act(h (T,H) @ W1 (I,H)^T) -> mid (T,I)
+		emb_linear_act_fwd(m, mid, I, h, H, rows, p->up, p->act);
+		// mid (T,I) @ W2 (H,I)^T -> tmp (T,H); h = LN2(tmp + h)
+		emb_linear_fwd(m, tmp, H, mid, I, rows, p->down);
+		emb_norm_fwd(m, h, tmp, h, rows, p->ln2);
+		return 0;
+	}
+	size_t each = ((size_t)rb * (H + I) + 15) / 16 * 16;
+	if (each > m->rscratch_each) {
+		size_t cap = m->rscratch_len / sizeof(float);
+		m->rscratch_each = 0;
+		if (grow(&m->rscratch, &cap, &m->rscratch_len, each * (size_t)nt))
+			return emb_err_set(err, "out of memory (%zu floats of "
+			                   "scratch)", each * (size_t)nt);
+		m->rscratch_each = each;
+	}
+	emb_threads_for(m->tp, (size_t)(rows + rb - 1) / rb, 1, post_task, &j);
+	return 0;
 }
 
 /* out (rows, n) = act(x[a]) * x[b] where x (rows, 2n) holds [first | second]
@@ -1117,6 +1493,13 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * (keys outside a row's range contribute exact zeros), so batching and
  * threads do not change results.  Memory: O(tokens) + per thread
  * ATTN_QB x longest sequence.
+ *
+ * With at least 4 sequences per thread (and no $EMB_NO_FUSE) both phases
+ * run as one job of per-sequence tasks instead: pack every kv head of the
+ * sequence (16 rows at a time, in row order) into the thread's own K/V
+ * buffer, then run all its query blocks while that buffer is in L2.  One
+ * wait for the threads instead of two, no O(tokens) K/V buffer, and the
+ * same arithmetic per element (bit-identical results).
  */
 #define ATTN_QB 32
 #define RUP16(x) (((size_t)(x) + 15) / 16 * 16)
@@ -1129,6 +1512,8 @@ typedef struct attn_job {
 	float *kv;              /* packed K and V of every (seq, kv head) */
 	const size_t *kvoff;    /* (nseq) offset of seq's block in kv */
 	const size_t *task0;    /* (nseq+1) first phase-2 task of each seq */
+	float *kvt;             /* fused: per thread, one sequence's K and V */
+	size_t kvt_each;        /* floats */
 } attn_job;
 
 /* floats of packed K plus packed V of one kv head of a sequence of len */
@@ -1137,31 +1522,47 @@ static size_t kv_size(int len, int dh)
 	return RUP16(len) * (size_t)dh + RUP16(dh) * (size_t)len;
 }
 
+/* pack K and V^T of kv head h of sequence seq into the job's kv */
+static void pack_kv(const attn_job *j, int seq, int h)
+{
+	const emb_attn *a = j->a;
+	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
+	float *kp = j->kv + j->kvoff[seq] + (size_t)h * kv_size(len, dh);
+	float *vp = kp + RUP16(len) * (size_t)dh;
+	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
+	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
+
+	// K (len,dh) -> panels [len/16][dh][16], zero past len
+	for (int p = 0; p < len; p += 16) {
+		float *dst = kp + (size_t)p * dh;
+		int nr = len - p < 16 ? len - p : 16;
+		for (int c = 0; c < nr; c++) {
+			const float *src = k + (size_t)(p + c) * a->ldk;
+			for (int kk = 0; kk < dh; kk++)
+				dst[kk * 16 + c] = src[kk];
+		}
+		for (int kk = 0; nr < 16 && kk < dh; kk++)
+			memset(dst + kk * 16 + nr, 0, (size_t)(16 - nr) * sizeof(float));
+	}
+	// V^T (dh,len) -> panels [dh/16][len][16], zero past dh
+	for (int p = 0; p < dh; p += 16) {
+		int nc = dh - p < 16 ? dh - p : 16;
+		for (int r = 0; r < len; r++, vp += 16) {
+			memcpy(vp, v + (size_t)r * a->ldv + p, (size_t)nc * sizeof(float));
+			if (nc < 16)
+				memset(vp + nc, 0, (size_t)(16 - nc) * sizeof(float));
+		}
+	}
+}
+
 static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const attn_job *j = ctx;
-	const emb_attn *a = j->a;
-	int dh = a->head_dim;
+	int kvh = j->a->kv_heads;
 
 	(void)tid;
-	for (size_t t = begin; t < end; t++) {
-		int seq = (int)(t / (size_t)a->kv_heads), h = (int)(t % (size_t)a->kv_heads);
-		int r0 = j->b->start[seq], len = j->b->seqs[seq].len;
-		float *kp = j->kv + j->kvoff[seq] + (size_t)h * kv_size(len, dh);
-		float *vp = kp + RUP16(len) * (size_t)dh;
-		const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
-		const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
-		// K (len,dh) -> panels [len/16][dh][16]
-		for (int p = 0; p < len; p += 16)
-			for (int kk = 0; kk < dh; kk++)
-				for (int c = 0; c < 16; c++)
-					*kp++ = p + c < len ? k[(size_t)(p + c) * a->ldk + kk] : 0.0f;
-		// V^T (dh,len) -> panels [dh/16][len][16]
-		for (int p = 0; p < dh; p += 16)
-			for (int r = 0; r < len; r++)
-				for (int c = 0; c < 16; c++)
-					*vp++ = p + c < dh ? v[(size_t)r * a->ldv + p + c] : 0.0f;
-	}
+	for (size_t t = begin; t < end; t++)
+		pack_kv(j, (int)(t / (size_t)kvh), (int)(t % (size_t)kvh));
 }
 
 /* allowed keys [*j0, *j1) of query i in a sequence of len */
@@ -1177,67 +1578,143 @@ static void key_range(const emb_attn *a, int i, int len, int *j0, int *j1)
 		*j1 = i + 1;
 }
 
+/* queries [i0, i0 + ATTN_QB) of head h of sequence seq (its kv head
+ * packed); s: this thread's scratch */
+static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
+                       const float *kvs)
+{
+	const emb_attn *a = j->a;
+	const emb_kernels *k = j->m->k;
+	int dh = a->head_dim, ldc = a->heads * a->head_dim;
+	int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
+	int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
+	int kh = h / (a->heads / a->kv_heads), kb0, kb1, lo, hi, lds;
+	const float *kp = kvs + (size_t)kh * kv_size(len, dh);
+	const float *vp = kp + RUP16(len) * (size_t)dh;
+	const float *q = a->q + (size_t)(r0 + i0) * a->ldq + (size_t)h * dh;
+	float *c = j->ctx + (size_t)(r0 + i0) * ldc + (size_t)h * dh;
+
+	key_range(a, i0, len, &kb0, &lo);
+	key_range(a, i1 - 1, len, &lo, &kb1);
+	kb0 = kb0 / 16 * 16;
+	lds = (int)RUP16(kb1 - kb0);
+	// Q (i1-i0,dh) @ K[kb0:kb1] (kb1-kb0,dh)^T -> s (i1-i0, kb1-kb0)
+	k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
+	        kb1 - kb0, dh);
+	for (int i = i0; i < i1; i++) {
+		float *row = s + (size_t)(i - i0) * lds;
+		key_range(a, i, len, &lo, &hi);
+		if (a->relbias) {   /* scores * scale + bias[h][j - i] */
+			const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
+			                  (a->rel_max - 1 - i);
+			for (int jj = lo; jj < hi; jj++)
+				row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
+			k->softmax(row + (lo - kb0), hi - lo, 1.0f);
+		} else {
+			k->softmax(row + (lo - kb0), hi - lo, a->scale);
+		}
+		memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
+		memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+	}
+	if (kb0 == 0 && kb1 == len) {
+		// s (i1-i0, len) @ V (len, dh) -> ctx: the V^T panels are the
+		// packed form of V^T (dh, len)
+		k->gemm(c, ldc, s, lds, vp, NULL, i1 - i0, dh, len);
+		return;
+	}
+	// s (i1-i0, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh) -> ctx, one panel
+	// of 16 head dims at a time
+	for (int p = 0; p < dh; p += 16)
+		k->gemm(c + p, ldc, s, lds, vp + (size_t)p * len + (size_t)kb0 * 16,
+		        NULL, i1 - i0, dh - p < 16 ? dh - p : 16, kb1 - kb0);
+}
+
+/* phase 2: tasks (sequence, head, block of ATTN_QB queries) */
 static void attn_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const attn_job *j = ctx;
-	const emb_attn *a = j->a;
-	const emb_kernels *k = j->m->k;
 	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
-	int dh = a->head_dim, ldc = a->heads * a->head_dim;
-	int group = a->heads / a->kv_heads;
 	int seq = 0;
 
 	for (size_t t = begin; t < end; t++) {
 		while (t >= j->task0[seq + 1])
 			seq++;
-		int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
-		int nqb = (len + ATTN_QB - 1) / ATTN_QB;
-		int h = (int)((t - j->task0[seq]) / (size_t)nqb);
-		int i0 = (int)((t - j->task0[seq]) % (size_t)nqb) * ATTN_QB;
-		int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
-		int kh = h / group, kb0, kb1, lo, hi, lds;
-		const float *kp = j->kv + j->kvoff[seq] + (size_t)kh * kv_size(len, dh);
-		const float *vp = kp + RUP16(len) * (size_t)dh;
-		const float *q = a->q + (size_t)(r0 + i0) * a->ldq + (size_t)h * dh;
+		int len = j->b->seqs[seq].len;
+		size_t nqb = (size_t)(len + ATTN_QB - 1) / ATTN_QB;
+		attn_block(j, seq, (int)((t - j->task0[seq]) / nqb),
+		           (int)((t - j->task0[seq]) % nqb) * ATTN_QB, s,
+		           j->kv + j->kvoff[seq]);
+	}
+}
 
-		key_range(a, i0, len, &kb0, &lo);
-		key_range(a, i1 - 1, len, &lo, &kb1);
-		kb0 = kb0 / 16 * 16;
-		lds = (int)RUP16(kb1 - kb0);
-		// Q (i1-i0,dh) @ K[kb0:kb1] (kb1-kb0,dh)^T -> s (i1-i0, kb1-kb0)
-		k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
-		        kb1 - kb0, dh);
-		for (int i = i0; i < i1; i++) {
-			float *row = s + (size_t)(i - i0) * lds;
-			key_range(a, i, len, &lo, &hi);
-			if (a->relbias) {   /* scores * scale + bias[h][j - i] */
-				const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
-				                  (a->rel_max - 1 - i);
-				for (int jj = lo; jj < hi; jj++)
-					row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
-				k->softmax(row + (lo - kb0), hi - lo, 1.0f);
-			} else {
-				k->softmax(row + (lo - kb0), hi - lo, a->scale);
+/* pack K and V^T of every kv head of sequence seq, 16 rows at a time
+ * across all heads (rows read in order; whole panel lines written) */
+static void pack_seq(const attn_job *j, int seq, float *kv)
+{
+	const emb_attn *a = j->a;
+	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
+	size_t each = kv_size(len, dh);
+
+	for (int p = 0; p < len; p += 16) {
+		int nr = len - p < 16 ? len - p : 16;
+		const float *k = a->k + (size_t)(r0 + p) * a->ldk;
+		for (int h = 0; h < a->kv_heads; h++) {
+			// K rows [p, p+nr) of head h -> panel p/16 ([dh][16])
+			float *kp = kv + (size_t)h * each + (size_t)p * dh;
+			const float *kh = k + (size_t)h * dh;
+			for (int kk = 0; kk < dh; kk++, kp += 16) {
+				int c;
+				for (c = 0; c < nr; c++)
+					kp[c] = kh[(size_t)c * a->ldk + kk];
+				for (; c < 16; c++)
+					kp[c] = 0.0f;
 			}
-			memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
-			memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
 		}
-		// s (i1-i0, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh) -> ctx, one panel
-		// of 16 head dims at a time
-		for (int p = 0; p < dh; p += 16) {
-			float *c = j->ctx + (size_t)(r0 + i0) * ldc + (size_t)h * dh + p;
-			k->gemm(c, ldc, s, lds, vp + (size_t)p * len + (size_t)kb0 * 16,
-			        NULL, i1 - i0, dh - p < 16 ? dh - p : 16, kb1 - kb0);
+	}
+	for (int r = 0; r < len; r++) {
+		const float *v = a->v + (size_t)(r0 + r) * a->ldv;
+		for (int h = 0; h < a->kv_heads; h++, v += dh) {
+			float *vp = kv + (size_t)h * each + RUP16(len) * (size_t)dh +
+			            (size_t)r * 16;
+			// V row r -> row r of each [len][16] panel of V^T
+			for (int p = 0; p < dh; p += 16, vp += (size_t)len * 16) {
+				if (dh - p >= 16) {
+					memcpy(vp, v + p, 16 * sizeof(float));
+				} else {
+					memcpy(vp, v + p, (size_t)(dh - p) * sizeof(float));
+					memset(vp + dh - p, 0, (size_t)(16 - dh + p) *
+					       sizeof(float));
+				}
+			}
 		}
+	}
+}
+
+/* both phases in one job: a task per sequence packs its K and V, then
+ * runs every query block of every head over them (still in cache) */
+static void attn_fused_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const attn_job *j = ctx;
+	const emb_attn *a = j->a;
+	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
+	float *kv = j->kvt + (size_t)tid * j->kvt_each;
+
+	for (size_t t = begin; t < end; t++) {
+		int len = j->b->seqs[t].len;
+		pack_seq(j, (int)t, kv);
+		for (int h = 0; h < a->heads; h++)
+			for (int i0 = 0; i0 < len; i0 += ATTN_QB)
+				attn_block(j, (int)t, h, i0, s, kv);
 	}
 }
 
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err)
 {
-	attn_job j = { m, ctx, a, b, NULL, NULL, NULL };
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0 };
 	size_t *kvoff, *task0, total = 0;
-	int rc = -1;
+	size_t nt = (size_t)emb_threads_count(m->tp);
+	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;
 
 	if (a->kv_heads < 1 || a->heads % a->kv_heads || a->head_dim < 1)
 		return emb_err_set(err, "attention: %d heads, %d kv heads",
@@ -1253,7 +1730,23 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 		task0[s + 1] = task0[s] + (size_t)a->heads *
 		               (size_t)((len + ATTN_QB - 1) / ATTN_QB);
 	}
-	if (total > m->kv_cap) {
+	if (fused) {
+		/* a sequence's K and V at a time per thread, reused: L2-hot */
+		size_t each = RUP16(kv_size(b->maxlen, a->head_dim) *
+		                    (size_t)a->kv_heads), cap;
+		if (each > m->kvt_each) {
+			cap = m->kvt_len / sizeof(float);
+			m->kvt_each = 0;
+			if (each > SIZE_MAX / sizeof(float) / 2 / nt ||
+			    grow(&m->kvt, &cap, &m->kvt_len, each * nt)) {
+				emb_err_set(err, "out of memory (attention scratch)");
+				goto out;
+			}
+			m->kvt_each = each;
+		}
+		j.kvt = m->kvt;
+		j.kvt_each = m->kvt_each;
+	} else if (total > m->kv_cap) {   /* malloc'ed: tests free it */
 		free(m->kv);
 		m->kv_cap = 0;
 		if (!(m->kv = aligned_alloc(64, RUP16(total) * sizeof(float)))) {
@@ -1269,8 +1762,15 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	j.kv = m->kv;
 	j.kvoff = kvoff;
 	j.task0 = task0;
-	emb_threads_for(m->tp, (size_t)b->nseq * a->kv_heads, 1, pack_task, &j);
-	emb_threads_for(m->tp, task0[b->nseq], 1, attn_task, &j);
+	/* one job (one wait for the threads instead of two) when the
+	 * sequences are enough to keep every thread busy */
+	if (fused) {
+		emb_threads_for(m->tp, (size_t)b->nseq, 1, attn_fused_task, &j);
+	} else {
+		emb_threads_for(m->tp, (size_t)b->nseq * a->kv_heads, 1,
+		                pack_task, &j);
+		emb_threads_for(m->tp, task0[b->nseq], 1, attn_task, &j);
+	}
 	rc = 0;
 out:
 	free(kvoff);
@@ -1471,9 +1971,9 @@ static int mlm_forward(emb_model *m, float *out, int kind, const float *h,
 			float *y = kind == EMB_OUT_MLM ? out + (size_t)r0 * V : lg;
 			const float *x = h + (size_t)r0 * H;
 			if (c->transform.in) {
-				// x (rows,H) @ Wt (H,H)^T -> t (rows,H); act; LN
-				emb_linear_fwd(m, t, (int)H, x, (int)H, rows, &c->transform);
-				emb_act_fwd(m, t, rows, (int)H, c->act);
+				// act(x (rows,H) @ Wt (H,H)^T) -> t (rows,H); LN
+				emb_linear_act_fwd(m, t, (int)H, x, (int)H, rows,
+				                   &c->transform, c->act);
 				x = t;
 			}
 			if (c->ln.n) {

@@ -22,6 +22,7 @@
 #define EMB_QKERNELS_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 /* bytes of the packed form of q (n,k); 0 on overflow */
@@ -32,9 +33,32 @@ void emb_i8_pack(int8_t *wp, const int8_t *q, int n, int k);
  * q = round(w / ws) (0 rows: ws 1, q 0) */
 void emb_i8_quantize_rows(int8_t *q, float *ws, const float *w, int n, int k);
 
-/* x (rows, k) stride ldx -> u (rows, kp) stride ldu, xs, xz (rows) */
+/* x (rows, k) stride ldx -> u (rows, kp) stride ldu, xs, xz (rows):
+ * the range [lo, hi] of the row with 0, xs = (hi - lo) / 255 (1 when
+ * hi == lo), xz = round(-lo / xs), u = clamp(round(x * (1 / xs)) + xz,
+ * 0, 255) (NaN -> 0), zero past k */
 void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
                           const float *x, int ldx, int rows, int k);
+typedef void (*emb_u8_quant_fn)(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                                const float *x, int ldx, int rows, int k);
+/* the AVX-512 row quantizer (same bytes, scales and zero points as
+ * emb_u8_quantize_rows) when this build and CPU have it, else NULL */
+emb_u8_quant_fn emb_u8_quantize_avx512(void);
+/* the AVX2 one (same results), for CPUs with AVX-VNNI but not AVX-512 */
+emb_u8_quant_fn emb_u8_quantize_avx2(void);
+
+/* the per-row parameters of emb_u8_quantize_rows from the row's range
+ * (lo <= 0 <= hi), shared by every version so that they agree exactly */
+static inline void emb_u8_row_params(float *xs, float *inv, int32_t *xz,
+                                     float lo, float hi)
+{
+	float s = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+	float z = nearbyintf(-lo / s);
+
+	*xs = s;
+	*inv = 1.0f / s;
+	*xz = z > 0 ? (z < 255 ? (int32_t)z : 255) : 0;
+}
 
 /* y (m, n) = the formula above; wp starts at a panel boundary; ws, wsum,
  * b (may be NULL) start at the same column */
@@ -57,5 +81,8 @@ emb_gemm_i8_fn emb_gemm_i8_avxvnni(void);
  * (NULL when the forced one is unavailable; *name says which), else the
  * best ("vnni", then "avxvnni", then "scalar") */
 emb_gemm_i8_fn emb_gemm_i8_select(const char **name);
+/* the row quantizer to pair with the GEMM kernel gemm: the scalar one
+ * for emb_gemm_i8_scalar (the all-scalar oracle), else the fastest */
+emb_u8_quant_fn emb_u8_quant_for(emb_gemm_i8_fn gemm);
 
 #endif /* EMB_QKERNELS_H */

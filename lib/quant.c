@@ -288,6 +288,10 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		                   "own", out);
 	if (emb_safetensors_open(&st, dir, err) < 0)
 		return -1;
+	if (emb_safetensors_check_finite(st, err) < 0) {
+		emb_safetensors_free(st);
+		return -1;
+	}
 	if (!(hdr = json_object()) || !(meta = json_object()))
 		goto oom;
 	json_object_set_new(meta, "format", json_string("pt"));

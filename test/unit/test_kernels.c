@@ -10,6 +10,7 @@
 #include "emb.h"
 #include "kernels.h"
 #include "model-internal.h"
+#include "testutil.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -169,6 +170,181 @@ Test(kernels, gemm_blocks_bitwise_independent)
 		          "%s: a single row differs", v[i]->name);
 	}
 	free(x); free(w); free(b); free(wp); free(full); free(part);
+}
+
+/* the row kernel of variant k for act (EMB_KACT_*), NULL for none */
+static void (*act_kernel(const emb_kernels *k, int act))(float *, int)
+{
+	switch (act) {
+	case EMB_KACT_GELU: return k->gelu;
+	case EMB_KACT_GELU_TANH: return k->gelu_tanh;
+	case EMB_KACT_RELU: return k->relu;
+	default: return NULL;
+	}
+}
+
+/*
+ * gemm_act (fused epilogue) = gemm then the same variant's activation over
+ * each row, bit for bit; odd shapes, ldx != k, ldy != n, with and without
+ * bias; nothing written past n.  Values around +-4 so that every branch of
+ * the activations (both signs, the erf clamp) is taken.
+ */
+Test(kernels, gemm_act_equals_gemm_then_act)
+{
+	const emb_kernels *v[4];
+	int nv = all_variants(v);
+	const int acts[] = { EMB_KACT_NONE, EMB_KACT_GELU, EMB_KACT_GELU_TANH,
+	                     EMB_KACT_RELU, 99 /* unknown: none */ };
+
+	for (int i = 0; i < nv; i++)
+		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++)
+			for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+				for (int bias = 0; bias < 2; bias++) {
+			int m = gemm_shapes[s][0], n = gemm_shapes[s][1], kk = gemm_shapes[s][2];
+			int ldx = kk + 1, ldy = n + 3;
+			float sc = 4.0f / sqrtf((float)kk);
+			float *x = rand_vec((size_t)m * ldx, 2.0f);
+			float *w = rand_vec((size_t)n * kk, sc);
+			float *b = rand_vec((size_t)n, 2.0f);
+			float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+			float *y0 = malloc((size_t)m * ldy * sizeof(float));
+			float *y1 = malloc((size_t)m * ldy * sizeof(float));
+			void (*f)(float *, int) = act_kernel(v[i], acts[a]);
+
+			cr_assert(wp && y0 && y1);
+			emb_pack_weights(wp, w, n, kk);
+			for (size_t e = 0; e < (size_t)m * ldy; e++)
+				y0[e] = y1[e] = -777.0f;
+			v[i]->gemm(y0, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
+			for (int r = 0; f && r < m; r++)
+				f(y0 + (size_t)r * ldy, n);
+			v[i]->gemm_act(y1, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk,
+			               acts[a]);
+			cr_assert(!memcmp(y0, y1, (size_t)m * ldy * sizeof(float)),
+			          "%s gemm_act act=%d m=%d n=%d k=%d bias=%d differs "
+			          "from gemm + act", v[i]->name, acts[a], m, n, kk, bias);
+			for (int r = 0; r < m; r++)
+				for (int j = n; j < ldy; j++)
+					cr_assert_eq(y1[(size_t)r * ldy + j], -777.0f,
+					             "%s gemm_act wrote past n", v[i]->name);
+			free(x); free(w); free(b); free(wp); free(y0); free(y1);
+				}
+}
+
+/* the fused SIMD epilogues against the scalar oracle (erff, tanhf) */
+Test(kernels, gemm_act_simd_matches_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = simd_variants(v);
+	const int acts[] = { EMB_KACT_GELU, EMB_KACT_GELU_TANH, EMB_KACT_RELU };
+	int m = 23, n = 70, kk = 97;
+	float *x = rand_vec((size_t)m * kk, 2.0f);
+	float *w = rand_vec((size_t)n * kk, 4.0f / sqrtf((float)kk));
+	float *b = rand_vec((size_t)n, 2.0f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *y0 = malloc((size_t)m * n * sizeof(float));
+	float *y1 = malloc((size_t)m * n * sizeof(float));
+	int neg = 0, big = 0;
+
+	cr_assert(wp && y0 && y1);
+	emb_pack_weights(wp, w, n, kk);
+	emb_kernels_scalar.gemm(y0, n, x, kk, wp, b, m, n, kk);
+	for (int e = 0; e < m * n; e++) {
+		neg += y0[e] < -0.5f;
+		big += fabsf(y0[e]) > 4.0f;
+	}
+	cr_assert(neg > 50 && big > 10, "test data must cover the activations");
+	for (int i = 0; i < nv; i++)
+		for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+			emb_kernels_scalar.gemm_act(y0, n, x, kk, wp, b, m, n, kk, acts[a]);
+			v[i]->gemm_act(y1, n, x, kk, wp, b, m, n, kk, acts[a]);
+			for (int e = 0; e < m * n; e++)
+				cr_assert(fabsf(y0[e] - y1[e]) <= 1e-5f * sqrtf((float)kk) *
+				          (1.0f + fabsf(y0[e])), "%s gemm_act %d vs scalar at "
+				          "%d: %.9g vs %.9g", v[i]->name, acts[a], e, y1[e], y0[e]);
+		}
+	free(x); free(w); free(b); free(wp); free(y0); free(y1);
+}
+
+/* a block of gemm_act computed alone equals the same block of the whole */
+Test(kernels, gemm_act_blocks_bitwise_independent)
+{
+	const emb_kernels *v[4];
+	int nv = all_variants(v);
+	int m = 31, n = 83, kk = 45;
+	float *x = rand_vec((size_t)m * kk, 2.0f);
+	float *w = rand_vec((size_t)n * kk, 0.6f);
+	float *b = rand_vec((size_t)n, 1.0f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *full = malloc((size_t)m * n * sizeof(float));
+	float *part = malloc((size_t)m * n * sizeof(float));
+
+	cr_assert(wp && full && part);
+	emb_pack_weights(wp, w, n, kk);
+	for (int i = 0; i < nv; i++)
+		for (int act = EMB_KACT_GELU; act <= EMB_KACT_RELU; act++) {
+			v[i]->gemm_act(full, n, x, kk, wp, b, m, n, kk, act);
+			for (int r0 = 0; r0 < m; r0 += 7)
+				for (int p = 0; p * EMB_PANEL < n; p += 3) {
+					int rows = m - r0 < 7 ? m - r0 : 7;
+					int n0 = p * EMB_PANEL;
+					int cols = n - n0 < 3 * EMB_PANEL ? n - n0 : 3 * EMB_PANEL;
+					v[i]->gemm_act(part + (size_t)r0 * n + n0, n,
+					               x + (size_t)r0 * kk, kk,
+					               wp + (size_t)p * EMB_PANEL * kk, b + n0,
+					               rows, cols, kk, act);
+				}
+			cr_assert(!memcmp(full, part, (size_t)m * n * sizeof(float)),
+			          "%s act %d: blocks differ from the whole product",
+			          v[i]->name, act);
+		}
+	free(x); free(w); free(b); free(wp); free(full); free(part);
+}
+
+/*
+ * emb_linear_act_fwd = emb_linear_fwd then emb_act_fwd, bit for bit, for
+ * every activation (fused: gelu, gelu_tanh, relu; two passes: tanh, silu),
+ * with ldy == out and ldy > out, on enough rows for several row blocks and
+ * both threads; columns past out untouched.
+ */
+Test(kernels, linear_act_fwd_equals_linear_then_act)
+{
+	char *dir = tu_fixture("minilm-l6");
+	emb_model *m = NULL;
+	emb_err err = { "" };
+	emb_model_opts o = { .threads = 2 };
+	const int acts[] = { EMB_ACT_NONE, EMB_ACT_GELU, EMB_ACT_GELU_TANH,
+	                     EMB_ACT_RELU, EMB_ACT_TANH, EMB_ACT_SILU };
+	int rows = 203, in = 40, out = 75;
+	float *x = rand_vec((size_t)rows * in, 2.0f);
+	float *w = rand_vec((size_t)out * in, 0.6f);
+	float *b = rand_vec((size_t)out, 1.0f);
+	float *wp = malloc(emb_pack_size(out, in) * sizeof(float));
+	float *y0 = malloc((size_t)rows * out * sizeof(float));
+	float *y1 = malloc((size_t)rows * (out + 6) * sizeof(float));
+	emb_linear l = { .wp = wp, .b = b, .in = in, .out = out };
+
+	cr_assert(wp && y0 && y1);
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "load: %s", err.msg);
+	emb_pack_weights(wp, w, out, in);
+	for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+		for (int pad = 0; pad <= 6; pad += 6) {
+			int ldy = out + pad;
+			emb_linear_fwd(m, y0, out, x, in, rows, &l);
+			emb_act_fwd(m, y0, rows, out, acts[a]);
+			for (size_t e = 0; e < (size_t)rows * ldy; e++)
+				y1[e] = -555.0f;
+			emb_linear_act_fwd(m, y1, ldy, x, in, rows, &l, acts[a]);
+			for (int r = 0; r < rows; r++) {
+				cr_assert(!memcmp(y0 + (size_t)r * out, y1 + (size_t)r * ldy,
+				                  (size_t)out * sizeof(float)),
+				          "act %d ldy %d: row %d differs", acts[a], ldy, r);
+				for (int j = out; j < ldy; j++)
+					cr_assert_eq(y1[(size_t)r * ldy + j], -555.0f);
+			}
+		}
+	emb_model_free(m);
+	free(dir); free(x); free(w); free(b); free(wp); free(y0); free(y1);
 }
 
 Test(kernels, pack_layout_and_overflow)

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "emb.h"
+#include "model-internal.h"
 #include "testutil.h"
 
 
@@ -318,6 +319,74 @@ Test(model, batching_and_threads_bitwise)
 	free_golden(g, n);
 	free(dir);
 }
+
+/*
+ * The fused paths (model.c: attention one task per sequence over a
+ * per-thread K/V buffer; the post-attention half of each layer in row
+ * blocks) against the layers one by one ($EMB_NO_FUSE), bit for bit, on
+ * a batch big enough for both at 1 and 2 threads; and sequences alone
+ * (too few for either) against their rows of the batch.
+ */
+static void fused_bitwise(const char *name)
+{
+	char *dir = tu_fixture(name);
+	int n, d, reps = 0;
+	golden *g = read_golden(name, "golden.jsonl", &n);
+	emb_model *f1 = load(dir, 1), *f2 = load(dir, 2), *u2;
+	emb_seq *s = NULL;
+	size_t rows = 0, cap = 0, off = 0;
+	float *a, *b, *c;
+	emb_err err = { "" };
+
+	cr_assert_eq(setenv("EMB_NO_FUSE", "1", 1), 0);
+	u2 = load(dir, 2);
+	cr_assert_eq(unsetenv("EMB_NO_FUSE"), 0);
+	d = emb_model_hidden_size(f1);
+	/* every golden sequence, over and over: >= 800 rows (8 row blocks of
+	 * 96 at 2 threads) and >= 8 sequences */
+	while (rows < 800 || reps < 8) {
+		if ((size_t)reps == cap) {
+			cap = cap ? 2 * cap : 64;
+			cr_assert(s = realloc(s, cap * sizeof(*s)));
+		}
+		s[reps] = (emb_seq){ g[reps % n].ids, g[reps % n].types,
+		                     g[reps % n].len };
+		rows += (size_t)g[reps % n].len;
+		reps++;
+	}
+	cr_assert(a = malloc(rows * d * sizeof(float)));
+	cr_assert(b = malloc(rows * d * sizeof(float)));
+	cr_assert(c = malloc(rows * d * sizeof(float)));
+	cr_assert_eq(emb_model_forward(f1, a, s, reps, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_forward(f2, b, s, reps, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_forward(u2, c, s, reps, &err), 0, "%s", err.msg);
+	/* the fused paths ran (their scratch exists) and the others did not */
+	cr_assert(f1->rscratch_each > 0 && f2->rscratch_each > 0,
+	          "%s: row blocks not used", name);
+	cr_assert(f1->kvt_each > 0 && f2->kvt_each > 0,
+	          "%s: per-sequence attention not used", name);
+	cr_assert(u2->rscratch_each == 0 && u2->kvt_each == 0);
+	cr_assert(!memcmp(a, c, rows * d * sizeof(float)),
+	          "%s: fused -j1 differs from the layers one by one", name);
+	cr_assert(!memcmp(b, c, rows * d * sizeof(float)),
+	          "%s: fused -j2 differs from the layers one by one", name);
+	for (int i = 0; i < reps && i < n; i++) {
+		float *one = forward(f2, g, i, 1);
+		cr_assert(!memcmp(one, b + off * d, (size_t)g[i].len * d *
+		                  sizeof(float)), "%s: sequence %d alone differs "
+		          "from the fused batch", name, i);
+		off += (size_t)g[i].len;
+		free(one);
+	}
+	free(a); free(b); free(c); free(s);
+	emb_model_free(f1); emb_model_free(f2); emb_model_free(u2);
+	free_golden(g, n);
+	free(dir);
+}
+
+Test(model, fused_paths_bitwise_minilm) { fused_bitwise("minilm-l6"); }
+/* MPNet: attention with a relative position bias */
+Test(model, fused_paths_bitwise_mpnet) { fused_bitwise("mpnet-tiny"); }
 
 /* ------------------------------------------------------------------ */
 /* small BERTs of other shapes, written here                           */

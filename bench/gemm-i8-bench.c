@@ -1,0 +1,121 @@
+/*
+ * gemm-i8-bench - the W8A8 int8 GEMM (qkernels.h) against emb's fp32
+ * GEMM on the minilm-l6 shapes (QKV, FFN up, FFN down, attention
+ * output), one thread, in isolation; best of 40 short trials (the
+ * machine may be shared), the kernels interleaved in each trial.
+ * usage: gemm-i8-bench [M [BIG]]      (default 256 4096)
+ * Prints one JSON line per shape: GFLOP/s (2 m n k / s) of the fp32
+ * kernel, of the int8 kernel alone, of activation quantization + int8
+ * kernel, and the quantizer's cost as a share of the int8 kernel's; then
+ * "blocked": BIG rows (out of cache, as in a forward pass) in blocks of
+ * 96 rows, each quantized then multiplied, as emb's W8A8 linear does,
+ * against the fp32 kernel on the same blocks.
+ * Built by scripts/bench against lib/libemb.a.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "kernels.h"
+#include "qkernels.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	int m = argc > 1 ? atoi(argv[1]) : 256;
+	int big = argc > 2 ? atoi(argv[2]) : 4096;
+	const char *kname = NULL, *isa = "avx512";
+	emb_gemm_i8_fn gi8 = emb_gemm_i8_select(&kname);
+	emb_u8_quant_fn quant = emb_u8_quant_for(gi8);
+	const emb_kernels *k = emb_kernels_get(isa);
+	int shapes[][2] = { { 1152, 384 }, { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
+
+	if (!k)
+		k = emb_kernels_get(isa = emb_kernels_get("avx2") ? "avx2" : "scalar");
+	if (!gi8 || !k || m < 1 || big < 96) {
+		fprintf(stderr, "gemm-i8-bench: no int8 kernel or bad M\n");
+		return 1;
+	}
+	for (int s = 0; s < 4; s++) {
+		int n = shapes[s][0], kk = shapes[s][1], kp = (kk + 3) / 4 * 4;
+		float *x = malloc(sizeof(float) * m * kk), *w = malloc(sizeof(float) * n * kk);
+		float *b = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * m * n);
+		float *wp = aligned_alloc(64, (emb_pack_size(n, kk) * 4 + 63) / 64 * 64);
+		int8_t *q = malloc((size_t)n * kk);
+		int8_t *qp = aligned_alloc(64, (emb_i8_pack_size(n, kk) + 63) / 64 * 64);
+		int mu = m > 96 ? m : 96;       /* rows of u, xs, xz */
+		uint8_t *u = aligned_alloc(64, ((size_t)mu * kp + 63) / 64 * 64);
+		float *ws = malloc(sizeof(float) * n), *xs = malloc(sizeof(float) * mu);
+		int32_t *wsum = malloc(sizeof(int32_t) * n), *xz = malloc(sizeof(int32_t) * mu);
+		for (int i = 0; i < m * kk; i++) x[i] = (float)((i * 7919) % 1000) / 1000 - 0.5f;
+		for (int i = 0; i < n * kk; i++) w[i] = (float)((i * 104729) % 1000) / 1000 - 0.5f;
+		for (int i = 0; i < n; i++) b[i] = 0.1f;
+		emb_pack_weights(wp, w, n, kk);
+		emb_i8_quantize_rows(q, ws, w, n, kk);
+		for (int j = 0; j < n; j++) {
+			wsum[j] = 0;
+			for (int t = 0; t < kk; t++)
+				wsum[j] += q[(size_t)j * kk + t];
+		}
+		emb_i8_pack(qp, q, n, kk);
+		double bf = 1e30, bi = 1e30, bq = 1e30;
+		int reps = (int)(4e7 / (2.0 * m * n * kk)) + 1;
+		for (int t = 0; t < 40; t++) {
+			double t0 = now();
+			for (int r = 0; r < reps; r++)
+				k->gemm(y, n, x, kk, wp, b, m, n, kk);
+			double t1 = now();
+			for (int r = 0; r < reps; r++)
+				gi8(y, n, u, kp, xs, xz, qp, ws, wsum, b, m, n, kp);
+			double t2 = now();
+			for (int r = 0; r < reps; r++)
+				quant(u, kp, xs, xz, x, kk, m, kk);
+			double t3 = now();
+			if ((t1 - t0) / reps < bf) bf = (t1 - t0) / reps;
+			if ((t2 - t1) / reps < bi) bi = (t2 - t1) / reps;
+			if ((t3 - t2) / reps < bq) bq = (t3 - t2) / reps;
+		}
+		double f = 2.0 * m * n * kk / 1e9;
+		printf("{\"isa\":\"%s\",\"i8\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,"
+		       "\"gflops_f32\":%.1f,\"gops_i8\":%.1f,\"gops_i8_quant\":%.1f,"
+		       "\"quant_share\":%.3f,\"speedup\":%.2f}\n",
+		       k->name, kname, m, n, kk, f / bf, f / bi, f / (bi + bq),
+		       bq / bi, bf / (bi + bq));
+
+		/* blocked, out of cache */
+		float *bx = malloc(sizeof(float) * big * kk), *by = malloc(sizeof(float) * big * n);
+		for (size_t i = 0; i < (size_t)big * kk; i++) bx[i] = x[i % ((size_t)m * kk)];
+		for (size_t i = 0; i < (size_t)big * n; i++) by[i] = 0;
+		double cf = 1e30, ci = 1e30;
+		for (int t = 0; t < 5; t++) {
+			double t0 = now();
+			for (int r0 = 0; r0 < big; r0 += 96) {
+				int rr = big - r0 < 96 ? big - r0 : 96;
+				k->gemm(by + (size_t)r0 * n, n, bx + (size_t)r0 * kk, kk, wp, b, rr, n, kk);
+			}
+			double t1 = now();
+			for (int r0 = 0; r0 < big; r0 += 96) {
+				int rr = big - r0 < 96 ? big - r0 : 96;
+				quant(u, kp, xs, xz, bx + (size_t)r0 * kk, kk, rr, kk);
+				gi8(by + (size_t)r0 * n, n, u, kp, xs, xz, qp, ws, wsum, b, rr, n, kp);
+			}
+			double t2 = now();
+			if (t1 - t0 < cf) cf = t1 - t0;
+			if (t2 - t1 < ci) ci = t2 - t1;
+		}
+		f = 2.0 * big * n * kk / 1e9;
+		printf("{\"blocked\":%d,\"n\":%d,\"k\":%d,\"gflops_f32\":%.1f,"
+		       "\"gops_i8_quant\":%.1f,\"speedup\":%.2f}\n",
+		       big, n, kk, f / cf, f / ci, cf / ci);
+		free(bx); free(by);
+		free(x); free(w); free(b); free(y); free(wp); free(q); free(qp);
+		free(u); free(ws); free(xs); free(wsum); free(xz);
+	}
+	return 0;
+}

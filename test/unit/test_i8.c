@@ -1,0 +1,430 @@
+/*
+ * test_i8.c - the int8 (W8A8) kernels of qkernels.h.
+ *
+ * 1. The row quantizer: the AVX-512 and AVX2 versions give the same
+ *    bytes, scales and zero points as the scalar one (emb_u8_quantize_rows)
+ *    on random rows of every length class, constant rows, one-signed rows,
+ *    NaN and huge values; the scalar one dequantizes to within half a step.
+ * 2. The scalar GEMM is exact: its integer sums equal a plain triple loop
+ *    over the unpacked operands, and extreme operands (u = 255,
+ *    q = +-127, k = 4096) do not overflow.
+ * 3. The VNNI (AVX-512) and AVX-VNNI GEMMs equal the scalar one bit for
+ *    bit on every tile tail (m 1..13 and past a 96-row block, n across
+ *    panel and 4-panel boundaries, k not a multiple of 4), with and
+ *    without bias, with strides wider than the matrices, starting at a
+ *    panel offset, and leave the memory around y untouched.
+ * 4. A W8A8 linear layer of a loaded model (splade-tiny, 2 threads) with
+ *    a fused activation (emb_linear_act_fwd: gelu, gelu_tanh, relu) gives
+ *    bit for bit emb_linear_fwd followed by the kernel's activation over
+ *    whole rows, for row counts that split into column groups and into
+ *    several row blocks, and for an output stride wider than the layer;
+ *    emb_linear_i8_rows (one thread, a row block) gives the same.
+ * The SIMD parts are skipped (with a log line) where the CPU lacks them.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "emb.h"
+#include "model-internal.h"
+#include "qkernels.h"
+#include "testutil.h"
+
+static uint32_t rng = 12345;
+
+static float frand(void)        /* [-1, 1) */
+{
+	rng = rng * 1664525u + 1013904223u;
+	return (float)(rng >> 8) / 8388608.0f - 1.0f;
+}
+
+/* the quantizers' outputs for x (rows, k) stride ldx must agree */
+static void check_quant(emb_u8_quant_fn f, const float *x, int ldx, int rows,
+                        int k, const char *what)
+{
+	int kp = (k + 3) / 4 * 4, ldu = kp + 8;
+	uint8_t *u1 = malloc((size_t)rows * ldu), *u2 = malloc((size_t)rows * ldu);
+	float *s1 = malloc((size_t)rows * 4), *s2 = malloc((size_t)rows * 4);
+	int32_t *z1 = malloc((size_t)rows * 4), *z2 = malloc((size_t)rows * 4);
+
+	memset(u1, 0xa5, (size_t)rows * ldu);
+	memset(u2, 0xa5, (size_t)rows * ldu);
+	emb_u8_quantize_rows(u1, ldu, s1, z1, x, ldx, rows, k);
+	f(u2, ldu, s2, z2, x, ldx, rows, k);
+	for (int i = 0; i < rows; i++) {
+		cr_expect_eq(memcmp(&s1[i], &s2[i], 4), 0, "%s k %d row %d: scale %g vs %g",
+		             what, k, i, s1[i], s2[i]);
+		cr_expect_eq(z1[i], z2[i], "%s k %d row %d: zero point", what, k, i);
+		cr_expect_eq(memcmp(u1 + (size_t)i * ldu, u2 + (size_t)i * ldu, (size_t)kp),
+		             0, "%s k %d row %d: bytes differ", what, k, i);
+		/* past kp: untouched */
+		for (int c = kp; c < ldu; c++)
+			cr_expect_eq(u2[(size_t)i * ldu + c], 0xa5, "%s: wrote past kp", what);
+		for (int c = k; c < kp; c++)
+			cr_expect_eq(u2[(size_t)i * ldu + c], 0, "%s: padding not zero", what);
+	}
+	free(u1); free(u2); free(s1); free(s2); free(z1); free(z2);
+}
+
+Test(i8, quantize_rows_scalar_semantics)
+{
+	float x[37];
+	uint8_t u[40];
+	float s;
+	int32_t z;
+
+	for (int i = 0; i < 37; i++)
+		x[i] = frand() * 5 + 1;
+	emb_u8_quantize_rows(u, 40, &s, &z, x, 37, 1, 37);
+	cr_assert(s > 0);
+	cr_assert(z >= 0 && z <= 255);
+	for (int i = 0; i < 37; i++)
+		cr_expect(fabsf(s * (float)(u[i] - z) - x[i]) <= 0.5001f * s,
+		          "x[%d] %g -> %d", i, x[i], u[i]);
+	for (int i = 37; i < 40; i++)
+		cr_expect_eq(u[i], 0);
+	/* an all-zero row: scale 1, zero point 0, bytes 0 */
+	memset(x, 0, sizeof(x));
+	emb_u8_quantize_rows(u, 40, &s, &z, x, 37, 1, 37);
+	cr_expect_eq(s, 1.0f);
+	cr_expect_eq(z, 0);
+	for (int i = 0; i < 37; i++)
+		cr_expect_eq(u[i], 0);
+	/* all positive: the range still includes 0, so 0 maps to zero point 0
+	 * and the maximum to 255 */
+	for (int i = 0; i < 37; i++)
+		x[i] = 1.0f + (float)i;
+	emb_u8_quantize_rows(u, 40, &s, &z, x, 37, 1, 37);
+	cr_expect_eq(z, 0);
+	cr_expect_eq(u[36], 255);
+	/* all negative: the minimum maps to 0, zero point 255 */
+	for (int i = 0; i < 37; i++)
+		x[i] = -1.0f - (float)i;
+	emb_u8_quantize_rows(u, 40, &s, &z, x, 37, 1, 37);
+	cr_expect_eq(z, 255);
+	cr_expect_eq(u[36], 0);
+	cr_expect_eq(u[0], 255 - (int)nearbyintf(1.0f / s));
+}
+
+/* f == the scalar quantizer on rows of every length class and kind */
+static void check_quant_all(emb_u8_quant_fn f, const char *what)
+{
+	int ks[] = { 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384, 1536, 1537 };
+
+	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
+		int k = ks[t], rows = 7, ldx = k + 5;
+		float *x = malloc((size_t)rows * ldx * sizeof(float));
+		for (int i = 0; i < rows * ldx; i++)
+			x[i] = frand() * (1 + i % 7) + (i % 11 == 0 ? 3.0f : 0.0f);
+		/* row 1 all positive, row 2 all negative, row 3 zero, row 4
+		 * exact ties (x * inv on .5), row 5 one NaN and one huge value */
+		for (int c = 0; c < k; c++) {
+			x[1 * ldx + c] = fabsf(x[1 * ldx + c]) + 0.25f;
+			x[2 * ldx + c] = -fabsf(x[2 * ldx + c]) - 0.25f;
+			x[3 * ldx + c] = 0;
+			x[4 * ldx + c] = (float)((c % 511) - 255) * 0.5f;
+		}
+		x[5 * ldx + k / 2] = NAN;
+		if (k > 2)
+			x[5 * ldx + k - 1] = 3e38f;
+		check_quant(f, x, ldx, rows, k, what);
+		free(x);
+	}
+}
+
+Test(i8, quantize_rows_avx512_equals_scalar)
+{
+	emb_u8_quant_fn f = emb_u8_quantize_avx512();
+
+	cr_assert_eq(emb_u8_quant_for(emb_gemm_i8_scalar), emb_u8_quantize_rows,
+	             "the scalar GEMM pairs with the scalar quantizer");
+	if (!f) {
+		cr_log_info("no AVX-512 quantizer in this build or CPU");
+		return;
+	}
+	if (emb_gemm_i8_vnni())
+		cr_expect_eq(emb_u8_quant_for(emb_gemm_i8_vnni()), f);
+	check_quant_all(f, "avx512");
+}
+
+Test(i8, quantize_rows_avx2_equals_scalar)
+{
+	emb_u8_quant_fn f = emb_u8_quantize_avx2();
+
+	if (!f) {
+		cr_log_info("no AVX2 quantizer in this build or CPU");
+		return;
+	}
+	check_quant_all(f, "avx2");
+}
+
+/* random operands for a GEMM of (m, n, k); everything the caller frees */
+typedef struct prob {
+	int m, n, k, kp, ldu;
+	float *x, *w, *b, *ws, *xs;
+	int8_t *q, *wp;
+	uint8_t *u;
+	int32_t *xz, *wsum;
+} prob;
+
+static void prob_make(prob *p, int m, int n, int k, int extreme)
+{
+	p->m = m;
+	p->n = n;
+	p->k = k;
+	p->kp = (k + 3) / 4 * 4;
+	p->ldu = p->kp + 12;
+	p->x = malloc((size_t)m * k * 4);
+	p->w = malloc((size_t)n * k * 4);
+	p->b = malloc((size_t)n * 4);
+	p->ws = malloc((size_t)n * 4);
+	p->xs = malloc((size_t)m * 4);
+	p->q = malloc((size_t)n * k);
+	p->wp = malloc(emb_i8_pack_size(n, k));
+	p->u = malloc((size_t)m * p->ldu);
+	p->xz = malloc((size_t)m * 4);
+	p->wsum = malloc((size_t)n * 4);
+	for (int i = 0; i < m * k; i++)
+		p->x[i] = extreme ? 1.0f : frand() * 3 + (i % 5 == 0 ? 1 : 0);
+	for (int i = 0; i < n * k; i++)
+		p->w[i] = extreme ? ((i / k) % 2 ? -1.0f : 1.0f) : frand() * 0.2f;
+	for (int j = 0; j < n; j++)
+		p->b[j] = frand();
+	emb_i8_quantize_rows(p->q, p->ws, p->w, n, k);
+	for (int j = 0; j < n; j++) {
+		p->wsum[j] = 0;
+		for (int kk = 0; kk < k; kk++)
+			p->wsum[j] += p->q[(size_t)j * k + kk];
+	}
+	emb_i8_pack(p->wp, p->q, n, k);
+	emb_u8_quantize_rows(p->u, p->ldu, p->xs, p->xz, p->x, k, m, k);
+}
+
+static void prob_free(prob *p)
+{
+	free(p->x); free(p->w); free(p->b); free(p->ws); free(p->xs);
+	free(p->q); free(p->wp); free(p->u); free(p->xz); free(p->wsum);
+}
+
+/* the scalar kernel against the formula on unpacked operands */
+static void check_scalar_exact(const prob *p)
+{
+	int m = p->m, n = p->n, k = p->k, ldy = n + 3;
+	float *y = malloc((size_t)m * ldy * 4);
+
+	emb_gemm_i8_scalar(y, ldy, p->u, p->ldu, p->xs, p->xz, p->wp, p->ws,
+	                   p->wsum, p->b, m, n, p->kp);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			int64_t acc = 0;
+			for (int kk = 0; kk < k; kk++)
+				acc += (int64_t)p->u[(size_t)i * p->ldu + kk] *
+				       p->q[(size_t)j * k + kk];
+			acc -= (int64_t)p->xz[i] * p->wsum[j];
+			cr_assert(acc >= INT32_MIN && acc <= INT32_MAX);
+			float sc = p->xs[i] * p->ws[j];
+			float want = sc * (float)acc + p->b[j];
+			cr_expect_eq(y[(size_t)i * ldy + j], want, "%dx%dx%d [%d,%d]: %g vs %g",
+			             m, n, k, i, j, y[(size_t)i * ldy + j], want);
+		}
+	free(y);
+}
+
+Test(i8, scalar_gemm_exact)
+{
+	int shapes[][3] = { { 1, 1, 1 }, { 3, 17, 5 }, { 7, 33, 64 }, { 2, 16, 7 } };
+	prob p;
+
+	for (size_t t = 0; t < sizeof(shapes) / sizeof(shapes[0]); t++) {
+		prob_make(&p, shapes[t][0], shapes[t][1], shapes[t][2], 0);
+		check_scalar_exact(&p);
+		prob_free(&p);
+	}
+	/* u = 255 everywhere, q = +-127, long k: the int32 sums hold */
+	prob_make(&p, 2, 3, 4096, 1);
+	for (int i = 0; i < 2 * p.ldu; i++)
+		cr_assert(i % p.ldu >= 4096 || p.u[i] == 255);
+	check_scalar_exact(&p);
+	prob_free(&p);
+}
+
+/* kernel f == scalar, bit for bit, over (m, n) at panel offset p0 */
+static void check_same(emb_gemm_i8_fn f, const prob *p, int m, int n, int p0,
+                       int bias, const char *what)
+{
+	int ldy = n + 19, guard = 16, kp = p->kp;
+	size_t sz = (size_t)m * ldy + 2 * guard;
+	float *y1 = malloc(sz * 4), *y2 = malloc(sz * 4);
+	const float *b = bias ? p->b + 16 * p0 : NULL;
+
+	for (size_t i = 0; i < sz; i++)
+		y1[i] = y2[i] = -7.5f;
+	emb_gemm_i8_scalar(y1 + guard, ldy, p->u, p->ldu, p->xs, p->xz,
+	                   p->wp + (size_t)16 * p0 * kp, p->ws + 16 * p0,
+	                   p->wsum + 16 * p0, b, m, n, kp);
+	f(y2 + guard, ldy, p->u, p->ldu, p->xs, p->xz,
+	  p->wp + (size_t)16 * p0 * kp, p->ws + 16 * p0, p->wsum + 16 * p0, b,
+	  m, n, kp);
+	/* one assertion per call (per element would be slow): the first
+	 * difference, and nothing written outside the m x n block */
+	long bad = -1, out = -1;
+	for (size_t i = 0; i < sz; i++) {
+		size_t o = i - guard;
+		int inside = i >= (size_t)guard && o < (size_t)m * ldy &&
+		             (int)(o % ldy) < n;
+		if (inside && bad < 0 && memcmp(&y1[i], &y2[i], 4))
+			bad = (long)o;
+		if (!inside && out < 0 && y2[i] != -7.5f)
+			out = (long)i;
+	}
+	cr_expect(bad < 0, "%s %dx%dx%d (panel %d, bias %d) [%ld,%ld]: %g vs %g",
+	          what, m, n, p->k, p0, bias, bad / ldy, bad % ldy,
+	          bad < 0 ? 0 : y1[guard + bad], bad < 0 ? 0 : y2[guard + bad]);
+	cr_expect(out < 0, "%s %dx%d: wrote outside y at %ld", what, m, n, out);
+	free(y1);
+	free(y2);
+}
+
+static void check_kernel(emb_gemm_i8_fn f, const char *what)
+{
+	int ms[] = { 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 96, 97 };
+	int ns[] = { 1, 15, 16, 17, 33, 48, 63, 64, 65, 80, 130 };
+	int ks[] = { 1, 5, 64, 387 };
+	prob p;
+
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		prob_make(&p, 97, 130, ks[a], 0);
+		for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+			for (size_t r = 0; r < sizeof(ms) / sizeof(ms[0]); r++)
+				check_same(f, &p, ms[r], ns[c], 0, (int)(r + c) % 2, what);
+		/* column blocks that start past panel 0 (a task's share) */
+		check_same(f, &p, 13, 130 - 16, 1, 1, what);
+		check_same(f, &p, 6, 130 - 48, 3, 0, what);
+		prob_free(&p);
+	}
+	prob_make(&p, 8, 70, 4096, 1);
+	check_same(f, &p, 8, 70, 0, 1, what);
+	prob_free(&p);
+}
+
+Test(i8, vnni_equals_scalar)
+{
+	emb_gemm_i8_fn f = emb_gemm_i8_vnni();
+
+	if (!f) {
+		cr_log_info("no AVX-512 VNNI kernel in this build or CPU");
+		return;
+	}
+	check_kernel(f, "vnni");
+}
+
+Test(i8, avxvnni_equals_scalar)
+{
+	emb_gemm_i8_fn f = emb_gemm_i8_avxvnni();
+
+	if (!f) {
+		cr_log_info("no AVX-VNNI kernel in this build or CPU");
+		return;
+	}
+	check_kernel(f, "avxvnni");
+}
+
+/* the row quantizer then the GEMM, as a W8A8 linear layer runs them, stays
+ * close to the float product */
+Test(i8, close_to_float)
+{
+	const char *name = NULL;
+	emb_gemm_i8_fn f = emb_gemm_i8_select(&name);
+	prob p;
+
+	cr_assert(f && name);
+	prob_make(&p, 9, 40, 384, 0);
+	{
+		float *y = malloc((size_t)9 * 40 * 4);
+		uint8_t *u = malloc((size_t)9 * p.kp);
+		emb_u8_quant_for(f)(u, p.kp, p.xs, p.xz, p.x, p.k, 9, p.k);
+		f(y, 40, u, p.kp, p.xs, p.xz, p.wp, p.ws, p.wsum, p.b, 9, 40, p.kp);
+		for (int i = 0; i < 9; i++)
+			for (int j = 0; j < 40; j++) {
+				double ref = p.b[j];
+				for (int kk = 0; kk < p.k; kk++)
+					ref += (double)p.x[i * p.k + kk] * p.w[j * p.k + kk];
+				cr_expect(fabs(y[i * 40 + j] - ref) <= 0.02 * sqrt(p.k),
+				          "%s [%d,%d]: %g vs float %g", name, i, j,
+				          y[i * 40 + j], ref);
+			}
+		free(y);
+		free(u);
+	}
+	prob_free(&p);
+}
+
+Test(i8, linear_act_fused_equals_two_passes)
+{
+	char *dir = tu_fixture("splade-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { 2, 1, 1 };
+	emb_linear L;
+	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
+	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };
+	int outs[1] = { 512 }, H = 128, I = 512, ldy = 512 + 24;
+	int acts[3] = { EMB_ACT_GELU, EMB_ACT_GELU_TANH, EMB_ACT_RELU };
+	int nrows[3] = { 3, 96, 203 };
+	float *x = malloc((size_t)203 * H * 4);
+	float *y1 = malloc((size_t)203 * ldy * 4), *y2 = malloc((size_t)203 * ldy * 4);
+
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, &err), 0,
+	             "%s", err.msg);
+	cr_assert(L.wq, "the layer has int8 panels (W8A8)");
+	for (int i = 0; i < 203 * H; i++)
+		x[i] = frand() * 2;
+	for (int a = 0; a < 3; a++)
+		for (int r = 0; r < 3; r++) {
+			int rows = nrows[r];
+			long bad = -1, changed = 0;
+			for (int i = 0; i < 203 * ldy; i++)
+				y1[i] = y2[i] = 1.5f;
+			emb_linear_act_fwd(m, y1, ldy, x, H, rows, &L, acts[a]);
+			emb_linear_fwd(m, y2, ldy, x, H, rows, &L);
+			for (int i = 0; i < rows; i++) {
+				float *row = y2 + (size_t)i * ldy;
+				float before = row[0];
+				if (acts[a] == EMB_ACT_GELU)
+					m->k->gelu(row, I);
+				else if (acts[a] == EMB_ACT_GELU_TANH)
+					m->k->gelu_tanh(row, I);
+				else
+					m->k->relu(row, I);
+				changed += row[0] != before;
+			}
+			for (long i = 0; i < 203L * ldy && bad < 0; i++)
+				if (memcmp(&y1[i], &y2[i], 4))
+					bad = i;
+			cr_expect(bad < 0, "act %d, %d rows: [%ld,%ld] %g vs %g", acts[a],
+			          rows, bad / ldy, bad % ldy, bad < 0 ? 0 : y1[bad],
+			          bad < 0 ? 0 : y2[bad]);
+			cr_expect(changed > 0, "act %d, %d rows: the activation did nothing",
+			          acts[a], rows);
+		}
+	/* the single-thread row-block form, with and without activation */
+	for (int r = 0; r < 2; r++) {
+		int rows = r ? 96 : 7, kact = r ? EMB_KACT_GELU : EMB_KACT_NONE;
+		size_t need = emb_linear_i8_scratch(&L, rows);
+		uint8_t *sc = malloc(need);
+		cr_assert(need >= (size_t)rows * (H + 8));
+		for (int i = 0; i < 203 * ldy; i++)
+			y1[i] = y2[i] = 1.5f;
+		emb_linear_act_fwd(m, y1, ldy, x + H, H, rows, &L,
+		                   r ? EMB_ACT_GELU : EMB_ACT_NONE);
+		emb_linear_i8_rows(m, y2, ldy, x + H, H, rows, &L, kact, sc);
+		cr_expect_eq(memcmp(y1, y2, (size_t)203 * ldy * 4), 0,
+		             "emb_linear_i8_rows (%d rows) != emb_linear_act_fwd", rows);
+		free(sc);
+	}
+	emb_model_free(m);
+	free(x); free(y1); free(y2);
+	free(dir);
+}
