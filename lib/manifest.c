@@ -1273,6 +1273,15 @@ done:
 	return rc;
 }
 
+int emb_manifest_check(const char *path, emb_err *err)
+{
+	struct manifest m;
+	int rc = parse_manifest(&m, path, err);
+
+	manifest_release(&m);
+	return rc;
+}
+
 int emb_manifest_run(const char *path, const emb_manifest_opts *o,
                      emb_err *err)
 {

@@ -411,15 +411,21 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 		pcre2_match_data *md =
 			pcre2_match_data_create_from_pattern(p->re->code, NULL);
 		size_t pos = 0, len = b - a, last = (size_t)-1;
+		uint32_t opts = 0;
+
 		if (!md)
 			return -1;
 		/* as Oniguruma's find_iter: empty matches count, except one
 		 * right where the previous match ended; after an empty match
-		 * the search goes on one character further */
+		 * the search goes on one character further.  PCRE2 checks
+		 * the subject from the start offset to its end on every call:
+		 * once is enough (else n matches cost O(n^2)) */
 		while (pos <= len) {
-			int rc = pcre2_match(p->re->code, c + a, len, pos, 0, md,
+			int rc = pcre2_match(p->re->code, c + a, len, pos, opts, md,
 			                     NULL);
 			PCRE2_SIZE *ov;
+
+			opts = PCRE2_NO_UTF_CHECK;
 			if (rc == PCRE2_ERROR_NOMATCH)
 				break;
 			if (rc < 0) {

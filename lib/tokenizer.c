@@ -180,8 +180,12 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	tk_str *s = &w->seg;
 	size_t k, i;
 
+	/* normalizers and pre-tokenizers fail only when out of memory or
+	 * when a Replace/Split regex gives up (PCRE2's match limit: a
+	 * pattern that backtracks catastrophically on this text) */
 	if (t->has_norm && tk_normalize(&t->norm, s, &w->tmp) < 0)
-		return emb_err_set(err, "out of memory");
+		return emb_err_set(err, "normalizer failed: out of memory, or a "
+		                   "regex exceeded its match limit");
 	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->norm.n; k++) {
@@ -210,7 +214,9 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 		if (t->has_pre) {
 			if (tk_pretokenize(&t->pre, &w->out, &w->piece, &w->in,
 			                   &w->sptmp, &w->tmp) < 0)
-				return emb_err_set(err, "out of memory");
+				return emb_err_set(err, "pre-tokenizer failed: out of "
+				                   "memory, or a regex exceeded its "
+				                   "match limit");
 			pieces = &w->out;
 		}
 		for (i = 0; i < pieces->n; i++) {

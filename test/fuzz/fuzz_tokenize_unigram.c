@@ -1,0 +1,37 @@
+/*
+ * fuzz_tokenize_unigram.c - tokenization of arbitrary bytes (valid and
+ * invalid UTF-8, pairs, truncation) with the Unigram (SentencePiece)
+ * tokenizers of test/data: ALBERT and T5 (Precompiled charsmap,
+ * Metaspace), and the synthetic byte-fallback and punctuation ones.
+ * Input layout: fuzz_tok.h.
+ */
+#include "fuzz_tok.h"
+
+static const char *const dirs[] = {
+	"test/data/models/sentence-transformers--paraphrase-albert-small-v2",
+	"test/data/models/Falconsai--text_summarization",
+	"test/data/tokenize-synth/uni-punct",
+	"test/data/tokenize-synth/unigram-fallback",
+};
+#define NTOK (sizeof(dirs) / sizeof(dirs[0]))
+static emb_tokenizer *toks[NTOK];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t i;
+
+	if (size < 1)
+		return 0;
+	i = (data[0] & 15) % NTOK;
+	if (!toks[i]) {
+		char *p = fuzz_data(dirs[i]);
+		emb_err err;
+		if (emb_tokenizer_load(&toks[i], p, &err) < 0) {
+			fprintf(stderr, "fuzz: %s\n", err.msg);
+			abort();
+		}
+		free(p);
+	}
+	fuzz_tokenize(toks[i], data, size, 1);
+	return 0;
+}
