@@ -22,6 +22,10 @@
 #include "emb.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
+/* input bytes held by one batch at most (a record longer than this is a
+ * batch of its own): the token budget alone would let a batch of long
+ * lines, each truncated to few tokens, hold many times --max-line */
+#define BATCH_BYTES ((size_t)16 << 20)
 
 /* ------------------------------------------------------------------ */
 /* messages and exits                                                  */
@@ -340,14 +344,70 @@ static void progress(emb_cli *c, const emb_reader *r, int final)
 /* ------------------------------------------------------------------ */
 /* the loop                                                            */
 
+/*
+ * Whole lines only.  Records go to standard output only through
+ * write_out, with write(2) (no stdio buffer), and out holds complete
+ * lines whenever it is written.  SIGINT, SIGTERM and SIGHUP outside
+ * write_out end the process at once (the usual death by that signal, so
+ * the shell sees 128 + N); during write_out they are held until the
+ * buffer is out.  Either way standard output ends at a line boundary:
+ * records computed but not yet written are dropped, none is cut.
+ */
+static volatile sig_atomic_t in_write, pending_sig;
+
+static void die_by(int sig)
+{
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_signal(int sig)
+{
+	if (in_write) {
+		pending_sig = sig;
+		return;
+	}
+	die_by(sig);
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* an ignored signal (nohup, a background job) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static void write_out(emb_cli *c, emb_buf *out)
 {
-	if (out->len && fwrite(out->p, 1, out->len, stdout) != out->len) {
-		if (errno == EPIPE)
-			_exit(EMB_EXIT_WRITE);  /* SIGPIPE ignored: still quiet */
-		emb_cli_die(c, EMB_EXIT_WRITE, "write error: %s", strerror(errno));
+	size_t off = 0;
+
+	in_write = 1;
+	while (off < out->len) {
+		ssize_t n = write(1, out->p + off, out->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			if (e == EPIPE)
+				_exit(EMB_EXIT_WRITE);  /* SIGPIPE ignored: still quiet */
+			emb_cli_die(c, EMB_EXIT_WRITE, "write error: %s", strerror(e));
+		}
+		off += (size_t)n;
 	}
 	out->len = 0;
+	in_write = 0;
+	if (pending_sig)
+		die_by(pending_sig);
 }
 
 /* diagnostic for a bad record, and its --errors=emit line */
@@ -377,6 +437,7 @@ typedef struct batch {
 	emb_cli_rec **s;        /* slots; first n in use */
 	int n, cap;
 	size_t cost;
+	size_t bytes;           /* input line bytes of the records held */
 	emb_cli_rec **good;
 } batch;
 
@@ -441,7 +502,10 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 		if (out->len >= (1u << 16))
 			write_out(c, out);
 	}
-	write_out(c, out);
+	/* more input at hand: keep collecting lines; else write them now,
+	 * before the next read waits for a slow producer */
+	if (!emb_reader_pending(rd))
+		write_out(c, out);
 	progress(c, rd, 0);
 	return 0;
 }
@@ -463,6 +527,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	if (!b.s || !b.good)
 		emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 	emb_buf_init(&out);
+	catch_signals();
 	c->t0 = now();
 	c->t_last = c->t0 - 1.0;        /* the first status comes at once */
 	c->bytes_known = 1;
@@ -498,6 +563,15 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			emb_cli_rec *r;
 			int rc;
 
+			/* the producer is slow: run what we have before waiting */
+			if (b.n > 0 && !emb_reader_pending(rd)) {
+				stop = flush(c, ops, ctx, &b, b.n, &out, rd);
+				b.n = 0;
+				b.cost = 0;
+				b.bytes = 0;
+				if (stop)
+					break;
+			}
 			r = slot(&b, b.n);
 			if (!r)
 				emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
@@ -529,8 +603,9 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				stop = 1;
 				break;
 			}
-			if (!r->bad && ops->batch_cost && b.cost > 0 &&
-			    b.cost + r->cost > ops->batch_cost) {
+			if (b.n > 0 && ((!r->bad && ops->batch_cost && b.cost > 0 &&
+			                 b.cost + r->cost > ops->batch_cost) ||
+			                b.bytes + len > BATCH_BYTES)) {
 				/* r opens the next batch */
 				if (flush(c, ops, ctx, &b, b.n, &out, rd)) {
 					stop = 1;
@@ -540,14 +615,17 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				b.s[0] = r;
 				b.n = 0;
 				b.cost = 0;
+				b.bytes = 0;
 			}
 			b.n++;
+			b.bytes += len;
 			if (!r->bad)
 				b.cost += r->cost;
 			if (b.n >= bmax || !ops->batch_cost) {
 				stop = flush(c, ops, ctx, &b, b.n, &out, rd);
 				b.n = 0;
 				b.cost = 0;
+				b.bytes = 0;
 				if (stop)
 					break;
 			}
@@ -556,11 +634,13 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			stop = flush(c, ops, ctx, &b, b.n, &out, rd);
 			b.n = 0;
 			b.cost = 0;
+			b.bytes = 0;
 		}
 		emb_reader_progress(rd, &d, &t);
 		c->bytes_before += d;
 		emb_reader_free(rd);
 	}
+	write_out(c, &out);
 	progress(c, NULL, 1);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)

@@ -109,6 +109,11 @@ const emb_tensor *emb_safetensors_find(const emb_safetensors *st, const char *na
 const char *emb_safetensors_meta(const emb_safetensors *st, const char *key);
 /* widen any float dtype to float32: out has t->numel elements */
 int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err);
+/* -1 (naming file, tensor and element) when a float tensor holds a NaN or
+ * an infinity; 0 for finite ones and non-float dtypes */
+int emb_tensor_check_finite(const emb_tensor *t, emb_err *err);
+/* emb_tensor_check_finite on every tensor (models call it at load) */
+int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* sentence-transformers modules                                       */
@@ -358,6 +363,10 @@ const char *emb_reader_name(const emb_reader *r);  /* "<stdin>" or path */
 size_t emb_reader_lineno(const emb_reader *r);     /* of the last line */
 /* bytes of input consumed so far and total (0 if unknown): progress */
 void emb_reader_progress(const emb_reader *r, uint64_t *done, uint64_t *total);
+/* 1 when the next line can be had without waiting (input buffered, or
+ * the descriptor readable: always for a regular file), 0 when the next
+ * read would wait for the producer */
+int emb_reader_pending(const emb_reader *r);
 
 typedef struct emb_record emb_record;  /* one parsed JSON object line */
 
@@ -730,6 +739,10 @@ typedef struct emb_manifest_opts {
  */
 int emb_manifest_run(const char *path, const emb_manifest_opts *o,
                      emb_err *err);
+/* Only read and check the manifest PATH as emb_manifest_run does before
+ * running anything (YAML, keys, values, that named files exist); runs
+ * nothing.  0, or -1 (err names file, line, key). */
+int emb_manifest_check(const char *path, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* reranking (lib/rerank.c)                                            */

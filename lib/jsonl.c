@@ -18,6 +18,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,6 +109,16 @@ void emb_reader_progress(const emb_reader *r, uint64_t *done, uint64_t *total)
 {
 	*done = r->done;
 	*total = r->total;
+}
+
+int emb_reader_pending(const emb_reader *r)
+{
+	struct pollfd p = { r->fd, POLLIN, 0 };
+
+	if (r->rpos < r->rend || r->eof)
+		return 1;
+	/* readable now (data, end of file, an error): no wait */
+	return poll(&p, 1, 0) != 0;
 }
 
 /* refill rbuf; 1: data, 0: eof, -1: error */
@@ -346,6 +357,12 @@ static void record_clear(emb_record *rec)
 	for (i = 0; i < rec->n; i++) {
 		free(rec->m[i].name);
 		free(rec->m[i].str);
+	}
+	/* a record with very many members does not pin its array */
+	if (rec->mcap > 1024) {
+		free(rec->m);
+		rec->m = NULL;
+		rec->mcap = 0;
 	}
 	rec->n = 0;
 	rec->len = 0;
@@ -694,6 +711,13 @@ int emb_record_parse(emb_record *rec, const char *line, size_t len,
 	size_t k;
 
 	record_clear(rec);
+	if (rec->cap > ((size_t)1 << 20) && len + 1 < rec->cap / 4) {
+		/* a long line once does not pin its buffer for good: a batch
+		 * holds many records, each its own */
+		free(rec->text);
+		rec->text = NULL;
+		rec->cap = 0;
+	}
 	if (len + 1 > rec->cap) {
 		char *p = realloc(rec->text, len + 1);
 		if (!p)

@@ -287,6 +287,9 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 	if (map_file(sh, err))
 		return -1;
 	p = sh->map;
+	if (!memcmp(p, "PK\x03\x04", 4))  /* torch.save's format, renamed */
+		return emb_err_set(err, "%s: not a safetensors file (a zip archive: "
+		                   "a PyTorch checkpoint?)", sh->path);
 	hlen = 0;
 	for (i = 0; i < 8; i++)
 		hlen |= (uint64_t)p[i] << (8 * i);
@@ -775,6 +778,99 @@ static float f16_to_f32(uint16_t h)
 static inline uint16_t ld16(const unsigned char *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/*
+ * Non-finite weights: a NaN or infinity in a checkpoint (a flipped bit,
+ * a diverged training run) either spreads through every vector or, worse,
+ * is absorbed by a clamp or a max and leaves finite but wrong ones, so
+ * models refuse them at load.  Blocks of 4096 elements are OR-reduced
+ * (vectorizable); only a bad block is searched for the element.
+ */
+static inline uint32_t ld32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* index of the first element of p (n elements of W = 2 or 4 bytes) whose
+ * exponent bits EX are all ones, n if none; *is_nan: that one is a NaN */
+static size_t first_nonfinite(const unsigned char *p, size_t n, size_t w,
+                              uint32_t ex, int *is_nan)
+{
+	const size_t blk = 4096;
+	uint32_t mag = w == 4 ? 0x7fffffffu : 0x7fffu;
+
+	*is_nan = 0;
+	for (size_t b = 0; b < n; b += blk) {
+		size_t e = n - b < blk ? n - b : blk;
+		unsigned bad = 0;
+		if (w == 4)
+			for (size_t i = 0; i < e; i++)
+				bad |= (ld32(p + 4 * (b + i)) & ex) == ex;
+		else
+			for (size_t i = 0; i < e; i++)
+				bad |= (ld16(p + 2 * (b + i)) & ex) == ex;
+		if (!bad)
+			continue;
+		for (size_t i = b; i < b + e; i++) {
+			uint32_t u = w == 4 ? ld32(p + 4 * i) : ld16(p + 2 * i);
+			if ((u & ex) == ex) {
+				*is_nan = (u & mag) != ex;
+				return i;
+			}
+		}
+	}
+	return n;
+}
+
+int emb_tensor_check_finite(const emb_tensor *t, emb_err *err)
+{
+	char nb[132];
+	size_t n = (size_t)t->numel, i = n;
+	int is_nan = 0;
+
+	switch (t->dtype) {
+	case EMB_DT_F32:
+		i = first_nonfinite(t->data, n, 4, 0x7f800000u, &is_nan);
+		break;
+	case EMB_DT_F16:
+		i = first_nonfinite(t->data, n, 2, 0x7c00u, &is_nan);
+		break;
+	case EMB_DT_BF16:
+		i = first_nonfinite(t->data, n, 2, 0x7f80u, &is_nan);
+		break;
+	case EMB_DT_F64:
+		for (i = 0; i < n; i++) {
+			const unsigned char *q = (const unsigned char *)t->data + 8 * i;
+			uint32_t hi = (uint32_t)q[4] | (uint32_t)q[5] << 8 |
+			              (uint32_t)q[6] << 16 | (uint32_t)q[7] << 24;
+			uint32_t lo = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
+			              (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+			if ((hi & 0x7ff00000u) == 0x7ff00000u) {
+				is_nan = (hi & 0xfffffu) || lo;
+				break;
+			}
+		}
+		break;
+	default:
+		return 0;
+	}
+	if (i < n)
+		return emb_err_set(err, "%s: tensor '%s': element %zu is %s "
+		                   "(weights must be finite)",
+		                   t->file ? t->file : "safetensors",
+		                   shown(nb, t->name ? t->name : ""), i,
+		                   is_nan ? "NaN" : "infinite");
+	return 0;
+}
+
+int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (emb_tensor_check_finite(&st->t[i], err) < 0)
+			return -1;
+	return 0;
 }
 
 int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)

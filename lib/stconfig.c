@@ -291,7 +291,8 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 		emb_err_set(err, "%s: out of memory", dir);
 		goto out;
 	}
-	if (emb_safetensors_open(&st, stpath, err))
+	if (emb_safetensors_open(&st, stpath, err) ||
+	    emb_safetensors_check_finite(st, err))
 		goto out;
 	for (int i = 0; i < 1 + bias; i++) {
 		const emb_tensor *t = emb_safetensors_find(st, i ? "linear.bias" :

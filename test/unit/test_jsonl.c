@@ -745,3 +745,95 @@ Test(cli, driver_strict_one_record_a_run)
 	cr_assert_str_eq(o, "{\"v\":1,\"ok\":1}\n{\"v\":2,\"ok\":1}\n"
 	                 "{\"error\":\"run failed on 3\"}\n");
 }
+
+/* emb_reader_pending: 1 while the next line is at hand (buffered, or the
+ * descriptor readable), 0 when the next read would wait (a pipe with
+ * nothing in it and its writer still open) */
+Test(jsonl, reader_pending)
+{
+	int fd[2], saved = dup(0);
+	emb_reader *r;
+	emb_err e;
+	const char *line;
+	size_t len;
+
+	cr_assert(saved >= 0 && pipe(fd) == 0);
+	cr_assert_eq(write(fd[1], "{\"a\":1}\n{\"a\":2}\n", 16), 16);
+	cr_assert(dup2(fd[0], 0) == 0);
+	close(fd[0]);
+	cr_assert_eq(emb_reader_open(&r, "-", 0, &e), 0);
+	cr_expect_eq(emb_reader_pending(r), 1, "data in the pipe");
+	cr_assert_eq(emb_reader_next(r, &line, &len, &e), 1);
+	cr_expect_eq(emb_reader_pending(r), 1, "the second line is buffered");
+	cr_assert_eq(emb_reader_next(r, &line, &len, &e), 1);
+	cr_expect_eq(emb_reader_pending(r), 0, "the pipe is empty, its writer open");
+	close(fd[1]);
+	cr_expect_eq(emb_reader_pending(r), 1, "end of file is at hand");
+	cr_expect_eq(emb_reader_next(r, &line, &len, &e), 0);
+	emb_reader_free(r);
+	dup2(saved, 0);
+	close(saved);
+}
+
+/* a record buffer grown by one long line shrinks for the next short one,
+ * and the long one still parses and passes through */
+Test(jsonl, record_buffer_shrinks)
+{
+	size_t big = (size_t)3 << 20, n;
+	char *line = malloc(big + 32);
+	emb_record *r = emb_record_new();
+	emb_err e;
+	const char *s;
+
+	cr_assert(line && r);
+	n = (size_t)sprintf(line, "{\"pad\":\"");
+	memset(line + n, 'x', big);
+	n += big;
+	n += (size_t)sprintf(line + n, "\",\"v\":1}");
+	cr_assert_eq(emb_record_parse(r, line, n, &e), 0, "%s", e.msg);
+	cr_assert_eq(emb_record_get_string(r, "pad", &s, &n, &e), 0);
+	cr_expect_eq(n, big);
+	cr_assert_eq(emb_record_parse(r, "{\"v\":2}", 7, &e), 0, "%s", e.msg);
+	s = emb_record_raw(r, "v", &n);
+	cr_expect(n == 1 && *s == '2');
+	emb_record_free(r);
+	free(line);
+}
+
+/* the driver's batch also ends at 16 MiB of input lines, whatever the
+ * token budget: three 6 MiB records run as two batches */
+Test(cli, driver_batch_byte_budget)
+{
+	size_t pad = (size_t)6 << 20;
+	char path[] = "/tmp/emb-test-cli-big-XXXXXX", outp[] = "/tmp/emb-test-cli-out-XXXXXX";
+	char *argv[] = { "fake", path, NULL };
+	emb_cli c;
+	emb_cli_ops ops = { fake_prepare, fake_run, fake_emit, NULL, 1000, 8 };
+	int fd, runs = 0, s;
+	FILE *f;
+	char *x = malloc(pad);
+
+	cr_assert(x && (fd = mkstemp(path)) >= 0);
+	cr_assert(f = fdopen(fd, "w"));
+	memset(x, 'x', pad);
+	for (int i = 1; i <= 3; i++) {
+		fprintf(f, "{\"pad\":\"");
+		fwrite(x, 1, pad, f);
+		fprintf(f, "\",\"v\":%d}\n", i == 3 ? 4 : i);
+	}
+	fclose(f);
+	free(x);
+	cr_assert((fd = mkstemp(outp)) >= 0);
+	close(fd);
+	memset(&c, 0, sizeof(c));
+	c.prog = "fake";
+	c.usage = "usage: fake\n";
+	emb_cli_parse(&c, 2, argv, NULL, NULL, NULL);
+	c.progress = 0;
+	cr_assert(freopen(outp, "w", stdout));
+	s = emb_cli_run(&c, &ops, &runs);
+	cr_expect_eq(s, 0);
+	cr_expect_eq(runs, 2, "%d batches", runs);
+	unlink(path);
+	unlink(outp);
+}

@@ -1188,3 +1188,60 @@ Test(safetensors, header_mutations_never_crash, .timeout = 60)
 	cr_assert_gt(failed, 50);
 	cr_assert_gt(opened, 5, "opened %d", opened);
 }
+
+/* non-finite weights: found in every float dtype, by index, across the
+ * 4096-element blocks of the scan; integer dtypes are not checked */
+Test(safetensors, check_finite)
+{
+	static float f[10000];
+	static uint16_t h[10000];
+	static double d[100];
+	emb_tensor t = {0};
+	emb_err err;
+
+	t.name = "w";
+	t.file = "m.safetensors";
+	t.ndim = 1;
+	t.dtype = EMB_DT_F32;
+	t.numel = t.shape[0] = 10000;
+	t.data = f;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+	f[9999] = INFINITY;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert_str_eq(err.msg, "m.safetensors: tensor 'w': element 9999 is "
+	                 "infinite (weights must be finite)");
+	f[5000] = NAN;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert(strstr(err.msg, "element 5000 is NaN"), "%s", err.msg);
+	f[5000] = f[9999] = 0;
+	/* largest finite values are fine */
+	f[1] = 3.4028235e38f;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+
+	t.data = h;
+	t.dtype = EMB_DT_F16;
+	h[4096] = 0x7bff;               /* 65504: finite */
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+	h[4097] = 0xfc00;               /* -inf */
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert(strstr(err.msg, "element 4097 is infinite"), "%s", err.msg);
+	h[4097] = 0x7e00;               /* NaN */
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert(strstr(err.msg, "element 4097 is NaN"), "%s", err.msg);
+	t.dtype = EMB_DT_BF16;          /* 0x7bff, 0x7e00: finite in BF16 */
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+	h[7] = 0x7fc0;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert(strstr(err.msg, "element 7 is NaN"), "%s", err.msg);
+	t.dtype = EMB_DT_I16;           /* not a float: not checked */
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+
+	t.data = d;
+	t.dtype = EMB_DT_F64;
+	t.numel = t.shape[0] = 100;
+	d[3] = 1e300;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), 0);
+	d[50] = -INFINITY;
+	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
+	cr_assert(strstr(err.msg, "element 50 is infinite"), "%s", err.msg);
+}
