@@ -20,7 +20,9 @@ TEST_TOOLS = test/emb-synth
 UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
-	test/unit/test_heads.o test/unit/testutil.o
+	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o
+# int8 (issue 5): the int8 kernels' unit tests (test/unit/test_i8.c)
+UNIT_OBJ += test/unit/test_i8.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -120,3 +122,107 @@ bench: all
 	sh scripts/bench-families
 
 .PHONY: bench
+
+# ---- sanitizers and valgrind (issue 7 §2; owner: sanitize) ----------
+# Each sanitizer build lives in its own copy of the source tree under
+# build/ (test/sanitize/tree copies the tracked and untracked-but-not-
+# ignored files, keeps their times so a second run only rebuilds what
+# changed, and configures the copy once); the normal build here is not
+# touched.  EMB_REFJS points the copy's tokenizer parity fuzzer at this
+# tree's node_modules.  Variables: EMB_FUZZ_N (parity fuzzer strings per
+# model), EMB_TESTS (a subset of test/cli, as for make check).
+#   check-sanitize  the whole make check under ASan+LSan+UBSan, build/sanitize
+#   check-tsan      the thread pool test, emb-encode (every architecture)
+#                   and emb-rerank at -j 1, 2 and 4, under ThreadSanitizer,
+#                   build/tsan
+#   check-valgrind  test/sanitize/valgrind.list under memcheck, this build
+#   clean-sanitize  remove build/sanitize and build/tsan
+check-sanitize:
+	sh test/sanitize/tree sanitize --enable-sanitize
+	cd build/sanitize && $(MAKE) -j2 all test/unit/units
+	top=$$(pwd) && cd build/sanitize && \
+		EMB_REFJS="$${EMB_REFJS:-$$top}" $(MAKE) check
+
+check-tsan:
+	sh test/sanitize/tree tsan --enable-tsan
+	cd build/tsan && $(MAKE) -j2 all test/sanitize/threadpool-run
+	cd build/tsan && sh test/sanitize/check-tsan
+
+# test/unit/test_threadpool.c as a program of its own: Criterion cannot
+# run under TSan (test/sanitize/check-tsan says why)
+test/sanitize/threadpool-run: test/unit/test_threadpool.c lib/libemb.a $(HDR) config.mk
+	$(CC) $(CFLAGS) $(CPPFLAGS) -DEMB_NO_CRITERION -Ilib $(LDFLAGS) -o $@ \
+		test/unit/test_threadpool.c lib/libemb.a $(LDLIBS)
+
+check-valgrind: all
+	sh test/sanitize/check-valgrind
+
+clean-sanitize:
+	rm -rf build/sanitize build/tsan test/sanitize/threadpool-run
+
+.PHONY: check-sanitize check-tsan check-valgrind clean-sanitize
+
+# ---- fuzzing (issue 7 §1; owner: fuzz) -------------------------------
+# test/fuzz/replay: every fuzz target's LLVMFuzzerTestOneInput (renamed)
+# over the committed seeds and regression inputs, built with $(CC):
+# `make check` runs it (test/cli/25-fuzz-replay.sh), check-sanitize under
+# ASan/UBSan.  `make fuzz`: the targets with clang + libFuzzer in
+# test/fuzz/build/ (git-ignored), each run FUZZ_TIME seconds, FUZZ_JOBS at
+# a time; exit 1 and the reproducer's name on any finding
+# (test/fuzz/README).
+FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
+	tokenize_bpe tokenize_unigram jsonl manifest
+FUZZ_TIME = 60
+FUZZ_JOBS = 2
+FUZZ_CC = clang
+FUZZ_HDR = test/fuzz/fuzz.h test/fuzz/fuzz_tok.h test/fuzz/targets.h
+FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/replay-safetensors.o \
+	test/fuzz/replay-config.o test/fuzz/replay-tokenizer_json.o \
+	test/fuzz/replay-tokenize_wordpiece.o test/fuzz/replay-tokenize_bpe.o \
+	test/fuzz/replay-tokenize_unigram.o test/fuzz/replay-jsonl.o \
+	test/fuzz/replay-manifest.o
+
+check: test/fuzz/replay
+test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)
+$(FUZZ_REPLAY_OBJ): $(HDR) $(FUZZ_HDR) config.mk
+test/fuzz/replay.o: test/fuzz/replay.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ test/fuzz/replay.c
+test/fuzz/replay-safetensors.o: test/fuzz/fuzz_safetensors.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_safetensors_one \
+		-c -o $@ test/fuzz/fuzz_safetensors.c
+test/fuzz/replay-config.o: test/fuzz/fuzz_config.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_config_one \
+		-c -o $@ test/fuzz/fuzz_config.c
+test/fuzz/replay-tokenizer_json.o: test/fuzz/fuzz_tokenizer_json.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenizer_json_one \
+		-c -o $@ test/fuzz/fuzz_tokenizer_json.c
+test/fuzz/replay-tokenize_wordpiece.o: test/fuzz/fuzz_tokenize_wordpiece.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_wordpiece_one \
+		-c -o $@ test/fuzz/fuzz_tokenize_wordpiece.c
+test/fuzz/replay-tokenize_bpe.o: test/fuzz/fuzz_tokenize_bpe.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_bpe_one \
+		-c -o $@ test/fuzz/fuzz_tokenize_bpe.c
+test/fuzz/replay-tokenize_unigram.o: test/fuzz/fuzz_tokenize_unigram.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_unigram_one \
+		-c -o $@ test/fuzz/fuzz_tokenize_unigram.c
+test/fuzz/replay-jsonl.o: test/fuzz/fuzz_jsonl.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_jsonl_one \
+		-c -o $@ test/fuzz/fuzz_jsonl.c
+test/fuzz/replay-manifest.o: test/fuzz/fuzz_manifest.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_manifest_one \
+		-c -o $@ test/fuzz/fuzz_manifest.c
+
+fuzz:
+	FUZZ_CC='$(FUZZ_CC)' FUZZ_TIME='$(FUZZ_TIME)' FUZZ_JOBS='$(FUZZ_JOBS)' \
+	FUZZ_TARGETS='$(FUZZ_TARGETS)' LIB_OBJ='$(LIB_OBJ)' \
+	CPPFLAGS='$(CPPFLAGS)' LDLIBS='$(LDLIBS)' AVX2_CFLAGS='$(AVX2_CFLAGS)' \
+	AVX512_CFLAGS='$(AVX512_CFLAGS)' VNNI_CFLAGS='$(VNNI_CFLAGS)' \
+	sh test/fuzz/run.sh
+
+clean: fuzz-clean
+fuzz-clean:
+	rm -f test/fuzz/replay $(FUZZ_REPLAY_OBJ)
+	rm -rf test/fuzz/build
+
+.PHONY: fuzz fuzz-clean

@@ -276,7 +276,10 @@ emb_u8_quant_fn emb_u8_quantize_avx512(void)
 
 /* EMB_HAVE_AVX2: configure found SIMD wanted (no --disable-simd) */
 #if defined(EMB_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__)) && \
-    defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+    ((defined(__clang__) && __clang_major__ >= 12) || \
+     (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11))
+/* AVX-VNNI (target "avxvnni", _mm256_dpbusd_avx_epi32): gcc 11, clang 12 */
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVXVNNI __attribute__((target("avx2,avxvnni")))
@@ -380,8 +383,15 @@ AVXVNNI static void gemm_i8_avxvnni(float *y, int ldy, const uint8_t *u,
 emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
 {
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
-		return gemm_i8_avxvnni;
+	/* CPUID.(EAX=7,ECX=1):EAX bit 4 is AVX-VNNI (clang 14's
+	 * __builtin_cpu_supports does not know "avxvnni"); avx2 implies the
+	 * OS saves the ymm state */
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	if (__builtin_cpu_supports("avx2") && __get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 1, a, b, c, d);
+		if (a & (1u << 4))
+			return gemm_i8_avxvnni;
+	}
 	return NULL;
 }
 
