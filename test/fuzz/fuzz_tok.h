@@ -144,4 +144,29 @@ static FUZZ_UNUSED void fuzz_tokenize(const emb_tokenizer *tok,
 	}
 }
 
+/* the entry point of the tokenize_* targets: byte 0 of the input picks
+ * one of the n tokenizer paths in dirs (loaded once into toks[], which
+ * has n slots), the rest is tokenized as fuzz_tokenize lays it out */
+static FUZZ_UNUSED int fuzz_tokenize_one_of(const char *const *dirs,
+                                            emb_tokenizer **toks, size_t n,
+                                            const uint8_t *data, size_t size)
+{
+	size_t i;
+
+	if (size < 1)
+		return 0;
+	i = (data[0] & 15) % n;
+	if (!toks[i]) {
+		char *p = fuzz_data(dirs[i]);
+		emb_err err;
+		if (emb_tokenizer_load(&toks[i], p, &err) < 0) {
+			fprintf(stderr, "fuzz: %s\n", err.msg);
+			abort();
+		}
+		free(p);
+	}
+	fuzz_tokenize(toks[i], data, size, 1);
+	return 0;
+}
+
 #endif /* EMB_FUZZ_TOK_H */

@@ -18,20 +18,5 @@ static emb_tokenizer *toks[NTOK];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t i;
-
-	if (size < 1)
-		return 0;
-	i = (data[0] & 15) % NTOK;
-	if (!toks[i]) {
-		char *p = fuzz_data(dirs[i]);
-		emb_err err;
-		if (emb_tokenizer_load(&toks[i], p, &err) < 0) {
-			fprintf(stderr, "fuzz: %s\n", err.msg);
-			abort();
-		}
-		free(p);
-	}
-	fuzz_tokenize(toks[i], data, size, 1);
-	return 0;
+	return fuzz_tokenize_one_of(dirs, toks, NTOK, data, size);
 }
