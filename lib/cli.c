@@ -510,6 +510,18 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 	return 0;
 }
 
+/* flush every record held, then empty the batch; flush's return */
+static int flush_all(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
+                     emb_buf *out, const emb_reader *rd)
+{
+	int stop = flush(c, ops, ctx, b, b->n, out, rd);
+
+	b->n = 0;
+	b->cost = 0;
+	b->bytes = 0;
+	return stop;
+}
+
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 {
 	batch b;
@@ -565,10 +577,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 
 			/* the producer is slow: run what we have before waiting */
 			if (b.n > 0 && !emb_reader_pending(rd)) {
-				stop = flush(c, ops, ctx, &b, b.n, &out, rd);
-				b.n = 0;
-				b.cost = 0;
-				b.bytes = 0;
+				stop = flush_all(c, ops, ctx, &b, &out, rd);
 				if (stop)
 					break;
 			}
@@ -622,19 +631,13 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (!r->bad)
 				b.cost += r->cost;
 			if (b.n >= bmax || !ops->batch_cost) {
-				stop = flush(c, ops, ctx, &b, b.n, &out, rd);
-				b.n = 0;
-				b.cost = 0;
-				b.bytes = 0;
+				stop = flush_all(c, ops, ctx, &b, &out, rd);
 				if (stop)
 					break;
 			}
 		}
 		if (b.n > 0 && !stop) {
-			stop = flush(c, ops, ctx, &b, b.n, &out, rd);
-			b.n = 0;
-			b.cost = 0;
-			b.bytes = 0;
+			stop = flush_all(c, ops, ctx, &b, &out, rd);
 		}
 		emb_reader_progress(rd, &d, &t);
 		c->bytes_before += d;
