@@ -5,14 +5,20 @@
 
 include config.mk
 
-LIB_OBJ = lib/err.o lib/hub.o lib/safetensors.o lib/stconfig.o \
-	lib/tokenizer.o lib/normalizer.o lib/wordpiece.o lib/bpe.o lib/unigram.o \
-	lib/precompiled.o lib/pretok.o \
-	lib/model.o lib/arch_bert.o lib/arch_nomic.o lib/arch_modernbert.o \
-	lib/arch_qwen3.o lib/arch_gemma3.o lib/kernels.o lib/cpu.o lib/threadpool.o \
-	lib/pool.o lib/jsonl.o lib/cli.o lib/validate.o lib/manifest.o \
-	lib/synth.o lib/rerank.o lib/quant.o lib/kernels_i8.o \
-	lib/kernels_vnni.o $(SIMD_OBJ)
+# the library, layer by layer (lib/README: which layer may include which)
+BASE_OBJ = lib/base/err.o lib/base/threadpool.o
+KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
+	lib/kern/kernels_vnni.o $(SIMD_OBJ)
+IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
+TOK_OBJ = lib/tok/tokenizer.o lib/tok/normalizer.o lib/tok/wordpiece.o \
+	lib/tok/bpe.o lib/tok/unigram.o lib/tok/precompiled.o lib/tok/pretok.o
+NN_OBJ = lib/nn/model.o lib/nn/arch_bert.o lib/nn/arch_nomic.o \
+	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
+TOOL_OBJ = lib/tool/cli.o lib/tool/validate.o lib/tool/manifest.o \
+	lib/tool/synth.o
+LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
+	$(TOOL_OBJ)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize
@@ -20,9 +26,8 @@ TEST_TOOLS = test/emb-synth
 UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
-	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o
-# int8 (issue 5): the int8 kernels' unit tests (test/unit/test_i8.c)
-UNIT_OBJ += test/unit/test_i8.o
+	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
+	test/unit/test_i8.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -34,49 +39,44 @@ lib/libemb.a: $(LIB_OBJ)
 	$(AR) rcs $@ $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
-HDR = lib/emb.h lib/kernels.h lib/qkernels.h lib/model-internal.h \
-	lib/tokenizer-internal.h
+HDR = lib/emb.h lib/base/base.h lib/base/threadpool.h lib/kern/kernels.h \
+	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
-$(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ): $(HDR) config.mk
+$(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
 
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
 
-lib/kernels_avx2.o: lib/kernels_avx2.c lib/emb.h lib/kernels.h config.mk
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kernels_avx2.c
-lib/kernels_avx512.o: lib/kernels_avx512.c lib/emb.h lib/kernels.h config.mk
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kernels_avx512.c
+# the SIMD kernels: one file per instruction set, each with its flags
+lib/kern/kernels_avx2.o: lib/kern/kernels_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx2.c
+lib/kern/kernels_avx512.o: lib/kern/kernels_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx512.c
+lib/kern/kernels_vnni.o: lib/kern/kernels_vnni.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_vnni.c
 
-# int8 kernels: VNNI_CFLAGS (config.mk) enables the vpdpbusd version
-lib/kernels_vnni.o: lib/kernels_vnni.c lib/qkernels.h config.mk
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kernels_vnni.c
-lib/kernels_i8.o lib/model.o: lib/qkernels.h
-
-cmd/emb-tokenize: cmd/emb-tokenize.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-tokenize.o lib/libemb.a $(LDLIBS)
-cmd/emb-encode: cmd/emb-encode.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-encode.o lib/libemb.a $(LDLIBS)
-cmd/emb-pool: cmd/emb-pool.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-pool.o lib/libemb.a $(LDLIBS)
-cmd/emb-validate: cmd/emb-validate.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-validate.o lib/libemb.a $(LDLIBS)
-cmd/emb-rerank: cmd/emb-rerank.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-rerank.o lib/libemb.a $(LDLIBS)
-cmd/emb-quantize: cmd/emb-quantize.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ cmd/emb-quantize.o lib/libemb.a $(LDLIBS)
-test/emb-synth: test/emb-synth.o lib/libemb.a
-	$(CC) $(LDFLAGS) -o $@ test/emb-synth.o lib/libemb.a $(LDLIBS)
+# every program: its own object and the library
+cmd/emb-tokenize: cmd/emb-tokenize.o
+cmd/emb-encode: cmd/emb-encode.o
+cmd/emb-pool: cmd/emb-pool.o
+cmd/emb-validate: cmd/emb-validate.o
+cmd/emb-rerank: cmd/emb-rerank.o
+cmd/emb-quantize: cmd/emb-quantize.o
+test/emb-synth: test/emb-synth.o
+$(BINS) $(TEST_TOOLS): lib/libemb.a
+	$(CC) $(LDFLAGS) -o $@ $@.o lib/libemb.a $(LDLIBS)
 test/unit/units: $(UNIT_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) lib/libemb.a $(CRITERION_LIBS) $(LDLIBS)
 
-check: all test/unit/units
+check: all test/unit/units test/fuzz/replay
 	sh test/run-checks
 
 clean:
-	rm -f lib/*.o lib/libemb.a cmd/*.o $(BINS) test/*.o test/unit/*.o \
-		test/unit/units $(TEST_TOOLS)
-	rm -rf test/tmp
+	rm -f lib/*/*.o lib/libemb.a cmd/*.o $(BINS) test/*.o test/unit/*.o \
+		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
+	rm -rf test/tmp test/fuzz/build
 
 distclean: clean
 	rm -f config.mk config.log
@@ -123,7 +123,7 @@ bench: all
 
 .PHONY: bench
 
-# ---- sanitizers and valgrind (issue 7 §2; owner: sanitize) ----------
+# ---- sanitizers and valgrind -----------------------------------------
 # Each sanitizer build lives in its own copy of the source tree under
 # build/ (test/sanitize/tree copies the tracked and untracked-but-not-
 # ignored files, keeps their times so a second run only rebuilds what
@@ -162,7 +162,7 @@ clean-sanitize:
 
 .PHONY: check-sanitize check-tsan check-valgrind clean-sanitize
 
-# ---- fuzzing (issue 7 §1; owner: fuzz) -------------------------------
+# ---- fuzzing ----------------------------------------------------------
 # test/fuzz/replay: every fuzz target's LLVMFuzzerTestOneInput (renamed)
 # over the committed seeds and regression inputs, built with $(CC):
 # `make check` runs it (test/cli/25-fuzz-replay.sh), check-sanitize under
@@ -176,42 +176,15 @@ FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
 FUZZ_HDR = test/fuzz/fuzz.h test/fuzz/fuzz_tok.h test/fuzz/targets.h
-FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/replay-safetensors.o \
-	test/fuzz/replay-config.o test/fuzz/replay-tokenizer_json.o \
-	test/fuzz/replay-tokenize_wordpiece.o test/fuzz/replay-tokenize_bpe.o \
-	test/fuzz/replay-tokenize_unigram.o test/fuzz/replay-jsonl.o \
-	test/fuzz/replay-manifest.o
+FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
+	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
+	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
+	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
+	test/fuzz/fuzz_manifest.o
 
-check: test/fuzz/replay
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)
-$(FUZZ_REPLAY_OBJ): $(HDR) $(FUZZ_HDR) config.mk
-test/fuzz/replay.o: test/fuzz/replay.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ test/fuzz/replay.c
-test/fuzz/replay-safetensors.o: test/fuzz/fuzz_safetensors.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_safetensors_one \
-		-c -o $@ test/fuzz/fuzz_safetensors.c
-test/fuzz/replay-config.o: test/fuzz/fuzz_config.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_config_one \
-		-c -o $@ test/fuzz/fuzz_config.c
-test/fuzz/replay-tokenizer_json.o: test/fuzz/fuzz_tokenizer_json.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenizer_json_one \
-		-c -o $@ test/fuzz/fuzz_tokenizer_json.c
-test/fuzz/replay-tokenize_wordpiece.o: test/fuzz/fuzz_tokenize_wordpiece.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_wordpiece_one \
-		-c -o $@ test/fuzz/fuzz_tokenize_wordpiece.c
-test/fuzz/replay-tokenize_bpe.o: test/fuzz/fuzz_tokenize_bpe.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_bpe_one \
-		-c -o $@ test/fuzz/fuzz_tokenize_bpe.c
-test/fuzz/replay-tokenize_unigram.o: test/fuzz/fuzz_tokenize_unigram.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_tokenize_unigram_one \
-		-c -o $@ test/fuzz/fuzz_tokenize_unigram.c
-test/fuzz/replay-jsonl.o: test/fuzz/fuzz_jsonl.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_jsonl_one \
-		-c -o $@ test/fuzz/fuzz_jsonl.c
-test/fuzz/replay-manifest.o: test/fuzz/fuzz_manifest.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_manifest_one \
-		-c -o $@ test/fuzz/fuzz_manifest.c
+$(FUZZ_REPLAY_OBJ): $(FUZZ_HDR)
 
 fuzz:
 	FUZZ_CC='$(FUZZ_CC)' FUZZ_TIME='$(FUZZ_TIME)' FUZZ_JOBS='$(FUZZ_JOBS)' \
@@ -220,9 +193,7 @@ fuzz:
 	AVX512_CFLAGS='$(AVX512_CFLAGS)' VNNI_CFLAGS='$(VNNI_CFLAGS)' \
 	sh test/fuzz/run.sh
 
-clean: fuzz-clean
 fuzz-clean:
-	rm -f test/fuzz/replay $(FUZZ_REPLAY_OBJ)
 	rm -rf test/fuzz/build
 
 .PHONY: fuzz fuzz-clean

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "kernels.h"
+#include "kern/kernels.h"
 
 static double now(void)
 {

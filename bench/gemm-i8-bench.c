@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "kernels.h"
-#include "qkernels.h"
+#include "kern/kernels.h"
+#include "kern/qkernels.h"
 
 static double now(void)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "tokenizer-internal.h"
+#include "tok/tok-internal.h"
 
 static double now(void)
 {

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-#include "tokenizer-internal.h"
+#include "tok/tok-internal.h"
 static int cat(uint32_t c, int lo, int hi) { int k = utf8proc_category(c); return k >= lo && k <= hi; }
 static void hexs(char *b, const tk_str *s) { size_t i; b[0] = 0; for (i = 0; i < s->n; i++) sprintf(b + strlen(b), "%s%x", i ? "." : "", s->c[i]); }
 /* unicode-cmp.c - compare bench/unicode-sweep.js output with lib/: prints

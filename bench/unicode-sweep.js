@@ -3,8 +3,8 @@
 // ByteLevel regex (\p{L}, \p{N}) and Whitespace (\w) treat it as numeric,
 // letter, number, word, and its NFD, NFKD, NFC, NFKC.  bench/unicode-cmp.c
 // compares that with ours and lists the differences, from which the
-// hf_extra_* tables (lib/pretok.c) and hf_nfkd_keep / hf_comp_excl
-// (lib/normalizer.c) were written.
+// hf_extra_* tables (lib/tok/pretok.c) and hf_nfkd_keep / hf_comp_excl
+// (lib/tok/normalizer.c) were written.
 // usage: node bench/unicode-sweep.js TOKENIZERS_DIR OUT.txt
 const tk = require(require('path').resolve(process.argv[2], 'node_modules', 'tokenizers'));
 const dig = tk.digitsPreTokenizer(true), bl = tk.byteLevelPreTokenizer(false, true), ws = tk.whitespacePreTokenizer();

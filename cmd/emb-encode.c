@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char usage[] =
 "usage: emb-quantize --vectors KIND[,KIND...] [--ranges FILE] [options] [FILE...]\n"

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char usage[] =
 "usage: emb-rerank -m MODEL [options] [FILE...]\n"

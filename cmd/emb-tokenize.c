@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char usage[] =
 "usage: emb-tokenize -m MODEL [options] [FILE...]\n"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char *argv0 = "emb-validate";
 

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static int inspect(const char *path)
 {

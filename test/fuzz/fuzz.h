@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 #define FUZZ_UNUSED __attribute__((unused))
 
@@ -175,6 +175,16 @@ static FUZZ_UNUSED char *fuzz_tmp_path(const char *rel)
 	return p;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/*
+ * FUZZ_ENTRY(name): the target's entry point.  Built for libFuzzer
+ * (test/fuzz/run.sh defines EMB_LIBFUZZER) it is LLVMFuzzerTestOneInput;
+ * otherwise fuzz_NAME_one, which test/fuzz/replay.c calls for every
+ * target linked into one program.
+ */
+#ifdef EMB_LIBFUZZER
+#define FUZZ_ENTRY(name) LLVMFuzzerTestOneInput
+#else
+#define FUZZ_ENTRY(name) fuzz_##name##_one
+#endif
 
 #endif /* EMB_FUZZ_H */

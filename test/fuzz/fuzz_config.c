@@ -173,7 +173,7 @@ static void run_model(void)
 	emb_model_free(m);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(config)(const uint8_t *data, size_t size)
 {
 	emb_st_config st;
 	emb_err err;

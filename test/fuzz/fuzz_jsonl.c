@@ -106,7 +106,7 @@ static void check_record(const emb_record *rec, emb_validate *v, int side,
 	emb_validate_add(v, side, rec, where);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(jsonl)(const uint8_t *data, size_t size)
 {
 	int sv[2], saved;
 	size_t max_line, chunk, off;

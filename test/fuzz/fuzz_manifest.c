@@ -11,7 +11,7 @@
 
 static char *path;
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(manifest)(const uint8_t *data, size_t size)
 {
 	emb_err err;
 

@@ -48,7 +48,7 @@ static void setup(void)
 
 static void check(emb_safetensors *st);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(safetensors)(const uint8_t *data, size_t size)
 {
 	char path[64];
 	emb_safetensors *st;

@@ -15,7 +15,7 @@ static const char *const dirs[] = {
 #define NTOK (sizeof(dirs) / sizeof(dirs[0]))
 static emb_tokenizer *toks[NTOK];
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(tokenize_wordpiece)(const uint8_t *data, size_t size)
 {
 	return fuzz_tokenize_one_of(dirs, toks, NTOK, data, size);
 }

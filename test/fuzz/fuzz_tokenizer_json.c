@@ -16,7 +16,7 @@
  * normalized with the charsmap when both are valid.
  */
 #include "fuzz_tok.h"
-#include "tokenizer-internal.h"
+#include "tok/tok-internal.h"
 
 static int fd = -1;
 
@@ -85,7 +85,7 @@ static void charsmap(const uint8_t *data, size_t size)
 	tk_charsmap_release(&m);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int FUZZ_ENTRY(tokenizer_json)(const uint8_t *data, size_t size)
 {
 	char path[64];
 	emb_tokenizer *tok;

@@ -1,6 +1,7 @@
 /* targets.h - the fuzz targets (X-macro): name, then the file stem.
- * Adding a target: a line here, test/fuzz/fuzz_NAME.c, its line in
- * FUZZ_TARGETS and its replay object rule in the Makefile. */
+ * Adding a target: a line here, test/fuzz/fuzz_NAME.c (entry point
+ * FUZZ_ENTRY(NAME)), and its object in FUZZ_REPLAY_OBJ and FUZZ_TARGETS
+ * in the Makefile. */
 FUZZ_TARGET(safetensors)
 FUZZ_TARGET(config)
 FUZZ_TARGET(tokenizer_json)

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "emb.h"
+#include "tool/emb-tool.h"
 #include "testutil.h"
-#include "qkernels.h"
+#include "kern/qkernels.h"
 
 
 /* the JSON lines of a test/data file */

@@ -26,9 +26,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "emb.h"
-#include "model-internal.h"
-#include "qkernels.h"
+#include "tool/emb-tool.h"
+#include "nn/nn-internal.h"
+#include "kern/qkernels.h"
 #include "testutil.h"
 
 static uint32_t rng = 12345;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static int parse(emb_record *r, const char *s, emb_err *e)
 {

@@ -7,9 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "emb.h"
-#include "kernels.h"
-#include "model-internal.h"
+#include "tool/emb-tool.h"
+#include "kern/kernels.h"
+#include "nn/nn-internal.h"
 #include "testutil.h"
 
 static uint64_t rng = 88172645463325252ull;

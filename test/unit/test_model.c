@@ -24,8 +24,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "emb.h"
-#include "model-internal.h"
+#include "tool/emb-tool.h"
+#include "nn/nn-internal.h"
 #include "testutil.h"
 
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 /* tok (4, 3) */
 static const float T[4][3] = {

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char *top(void)
 {

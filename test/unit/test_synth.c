@@ -12,7 +12,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 static const char *top(void)
 {

@@ -57,7 +57,7 @@ static void tp_register(const char *name, void (*fn)(void))
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model-internal.h"
+#include "nn/nn-internal.h"
 
 typedef struct count_job {
 	unsigned *hits;         /* (n) plain ints: a race is a TSan report */

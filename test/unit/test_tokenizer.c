@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 /* data lives under $EMB_TOP/test/data, else ./test/data */
 static void data_path(char *buf, size_t n, const char *rel)

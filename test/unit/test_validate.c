@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emb.h"
+#include "tool/emb-tool.h"
 
 /* feed the lines of G (golden) and X (input), NULL-terminated arrays,
  * alternately as the file driver does; return finish's verdict */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "emb.h"
+#include "tool/emb-tool.h"
 #include "testutil.h"
 
 const char *tu_top(void)

@@ -1,0 +1,175 @@
+/*
+ * kernels.c - weight packing and the scalar kernels (the portable path
+ * and the oracle the SIMD variants are tested against).
+ */
+#include <math.h>
+#include <string.h>
+#include "kern/kernels.h"
+
+size_t emb_pack_size(int n, int k)
+{
+	size_t panels;
+
+	if (n <= 0 || k <= 0)
+		return 0;
+	panels = ((size_t)n + EMB_PANEL - 1) / EMB_PANEL;
+	if ((size_t)k > SIZE_MAX / EMB_PANEL / panels / sizeof(float))
+		return 0;
+	return panels * EMB_PANEL * (size_t)k;
+}
+
+// W (n,k) row-major -> panels [n/16][k][16], zero padded
+void emb_pack_weights(float *wp, const float *w, int n, int k)
+{
+	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
+
+	for (int p = 0; p < np; p++) {
+		float *dst = wp + (size_t)p * EMB_PANEL * k;
+		for (int kk = 0; kk < k; kk++)
+			for (int j = 0; j < EMB_PANEL; j++) {
+				int col = p * EMB_PANEL + j;
+				dst[(size_t)kk * EMB_PANEL + j] =
+					col < n ? w[(size_t)col * k + kk] : 0.0f;
+			}
+	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
+static void gemm_scalar(float *y, int ldy, const float *x, int ldx,
+                        const float *wp, const float *b, int m, int n, int k)
+{
+	for (int i = 0; i < m; i++) {
+		const float *xi = x + (size_t)i * ldx;
+		float *yi = y + (size_t)i * ldy;
+		for (int p = 0; p * EMB_PANEL < n; p++) {
+			const float *w = wp + (size_t)p * EMB_PANEL * k;
+			float acc[EMB_PANEL] = {0};
+			int nj = n - p * EMB_PANEL;
+			if (nj > EMB_PANEL)
+				nj = EMB_PANEL;
+			for (int kk = 0; kk < k; kk++) {
+				float xv = xi[kk];
+				const float *wk = w + (size_t)kk * EMB_PANEL;
+				for (int j = 0; j < EMB_PANEL; j++)
+					acc[j] += xv * wk[j];
+			}
+			for (int j = 0; j < nj; j++)
+				yi[p * EMB_PANEL + j] = b ? acc[j] + b[p * EMB_PANEL + j]
+				                          : acc[j];
+		}
+	}
+}
+
+static void gelu_scalar(float *x, int n);
+static void gelu_tanh_scalar(float *x, int n);
+static void relu_scalar(float *x, int n);
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n): the gemm, then each row
+static void gemm_act_scalar(float *y, int ldy, const float *x, int ldx,
+                            const float *wp, const float *b, int m, int n,
+                            int k, int act)
+{
+	gemm_scalar(y, ldy, x, ldx, wp, b, m, n, k);
+	for (int i = 0; i < m; i++) {
+		float *yi = y + (size_t)i * ldy;
+		switch (act) {
+		case EMB_KACT_GELU: gelu_scalar(yi, n); break;
+		case EMB_KACT_GELU_TANH: gelu_tanh_scalar(yi, n); break;
+		case EMB_KACT_RELU: relu_scalar(yi, n); break;
+		default: break;
+		}
+	}
+}
+
+static void layernorm_scalar(float *y, const float *x, const float *g,
+                             const float *b, int n, float eps)
+{
+	double sum = 0, var = 0;
+	float mean, rstd;
+
+	for (int i = 0; i < n; i++)
+		sum += x[i];
+	mean = (float)(sum / n);
+	for (int i = 0; i < n; i++) {
+		double d = (double)x[i] - mean;
+		var += d * d;
+	}
+	rstd = (float)(1.0 / sqrt(var / n + eps));
+	for (int i = 0; i < n; i++)
+		y[i] = (x[i] - mean) * rstd * g[i] + b[i];
+}
+
+static void gelu_scalar(float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+static void gelu_tanh_scalar(float *x, int n)
+{
+	for (int i = 0; i < n; i++) {
+		float v = x[i];
+		float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+		x[i] = 0.5f * v * (1.0f + tanhf(u));
+	}
+}
+
+static void relu_scalar(float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+static void softmax_scalar(float *x, int n, float scale)
+{
+	float mx = -INFINITY, inv;
+	double sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		x[i] *= scale;
+		if (x[i] > mx)
+			mx = x[i];
+	}
+	for (int i = 0; i < n; i++) {
+		x[i] = expf(x[i] - mx);
+		sum += x[i];
+	}
+	inv = (float)(1.0 / sum);
+	for (int i = 0; i < n; i++)
+		x[i] *= inv;
+}
+
+static void add_scalar(float *y, const float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] += x[i];
+}
+
+static float dot_scalar(const float *a, const float *b, int n)
+{
+	double s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += (double)a[i] * b[i];
+	return (float)s;
+}
+
+static void axpy_scalar(float *y, float a, const float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] += a * x[i];
+}
+
+const emb_kernels emb_kernels_scalar = {
+	.name = "scalar",
+	.gemm = gemm_scalar,
+	.gemm_act = gemm_act_scalar,
+	.layernorm = layernorm_scalar,
+	.gelu = gelu_scalar,
+	.gelu_tanh = gelu_tanh_scalar,
+	.relu = relu_scalar,
+	.softmax = softmax_scalar,
+	.add = add_scalar,
+	.dot = dot_scalar,
+	.axpy = axpy_scalar,
+};

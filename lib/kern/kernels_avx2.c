@@ -1,0 +1,359 @@
+/*
+ * kernels_avx2.c - AVX2 + FMA kernels; compiled with $(AVX2_CFLAGS) and
+ * only called after a CPU check (cpu.c).
+ */
+#include "kern/kernels.h"
+
+#ifdef EMB_HAVE_AVX2
+#include <immintrin.h>
+#include <math.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+static const int32_t mask_tab[16] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* lane mask of the first n lanes (n clamped to 0..8) */
+INLINE __m256i lanes(int n)
+{
+	if (n > 8)
+		n = 8;
+	if (n < 0)
+		n = 0;
+	return _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - n));
+}
+
+INLINE __m256 ld(const float *p, int n)
+{
+	return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lanes(n));
+}
+
+INLINE void st(float *p, __m256 v, int n)
+{
+	if (n >= 8)
+		_mm256_storeu_ps(p, v);
+	else
+		_mm256_maskstore_ps(p, lanes(n), v);
+}
+
+/* exp(x), Cephes polynomial, about 1 ulp; inputs clamped to [-87.3, 88.3] */
+INLINE __m256 exp256(__m256 x)
+{
+	const __m256 c1 = _mm256_set1_ps(0.693359375f);
+	const __m256 c2 = _mm256_set1_ps(-2.12194440e-4f);
+	__m256 fx, r, y, r2;
+	__m256i e;
+
+	x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
+	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+	fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(fx, c1, x);
+	r = _mm256_fnmadd_ps(fx, c2, r);
+	r2 = _mm256_mul_ps(r, r);
+	y = _mm256_set1_ps(1.9875691500E-4f);
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507E-3f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073E-3f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894E-2f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459E-1f));
+	y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201E-1f));
+	y = _mm256_fmadd_ps(y, r2, r);
+	y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx),
+	                                       _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+/* erf(x): rational approximation on [-4, 4], |error| < 4e-7 */
+INLINE __m256 erf256(__m256 x)
+{
+	__m256 x2, p, q;
+
+	x = _mm256_min_ps(x, _mm256_set1_ps(4.0f));
+	x = _mm256_max_ps(x, _mm256_set1_ps(-4.0f));
+	x2 = _mm256_mul_ps(x, x);
+	p = _mm256_set1_ps(-2.72614225801306e-10f);
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.77068142495902e-08f));
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-2.10102402082508e-06f));
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-5.69250639462346e-05f));
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-7.34990630326855e-04f));
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-2.95459980854025e-03f));
+	p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.60960333262415e-02f));
+	p = _mm256_mul_ps(p, x);
+	q = _mm256_set1_ps(-1.45660718464996e-05f);
+	q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-2.13374055278905e-04f));
+	q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.68282697438203e-03f));
+	q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-7.37332916720468e-03f));
+	q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.42647390514189e-02f));
+	return _mm256_div_ps(p, q);
+}
+
+INLINE float hsum(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+INLINE float hmax(__m256 v)
+{
+	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_max_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* 0.5 v (1 + erf(v / sqrt 2)), per lane */
+INLINE __m256 gelu_v(__m256 v)
+{
+	const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+	const __m256 rs2 = _mm256_set1_ps(0.70710678118654752f);
+	__m256 e = erf256(_mm256_mul_ps(v, rs2));
+
+	return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
+}
+
+/* 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3) */
+INLINE __m256 gelu_tanh_v(__m256 v)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	const __m256 c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
+	const __m256 a = _mm256_set1_ps(0.044715f);
+	__m256 u = _mm256_fmadd_ps(_mm256_mul_ps(a, v), _mm256_mul_ps(v, v), v);
+	__m256 e = exp256(_mm256_mul_ps(c, u));
+
+	return _mm256_div_ps(v, _mm256_add_ps(one, e));
+}
+
+/* act (EMB_KACT_*, a constant after inlining) of v */
+INLINE __m256 act_v(__m256 v, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU: return gelu_v(v);
+	case EMB_KACT_GELU_TANH: return gelu_tanh_v(v);
+	case EMB_KACT_RELU: return _mm256_max_ps(v, _mm256_setzero_ps());
+	default: return v;
+	}
+}
+
+/*
+ * One register tile: MR rows x one panel (16 columns = 2 vectors); ncols:
+ * valid columns (1..16).  Every element: acc = 0, one FMA per k in order,
+ * then + bias, then act: independent of MR and of its position.
+ */
+INLINE void tile(float *y, int ldy, const float *x, int ldx,
+                 const float *wp, const float *b, int k, int MR, int ncols,
+                 int act)
+{
+	__m256 acc[6][2];
+	__m256 b0, b1;
+
+#pragma GCC unroll 6
+	for (int r = 0; r < MR; r++)
+		acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+	for (int kk = 0; kk < k; kk++) {
+		__m256 w0 = _mm256_loadu_ps(wp + (size_t)kk * EMB_PANEL);
+		__m256 w1 = _mm256_loadu_ps(wp + (size_t)kk * EMB_PANEL + 8);
+#pragma GCC unroll 6
+		for (int r = 0; r < MR; r++) {
+			__m256 xv = _mm256_broadcast_ss(x + (size_t)r * ldx + kk);
+			acc[r][0] = _mm256_fmadd_ps(xv, w0, acc[r][0]);
+			acc[r][1] = _mm256_fmadd_ps(xv, w1, acc[r][1]);
+		}
+	}
+	b0 = b ? ld(b, ncols) : _mm256_setzero_ps();
+	b1 = b && ncols > 8 ? ld(b + 8, ncols - 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+	for (int r = 0; r < MR; r++) {
+		float *yr = y + (size_t)r * ldy;
+		__m256 v0 = b ? _mm256_add_ps(acc[r][0], b0) : acc[r][0];
+		__m256 v1 = b ? _mm256_add_ps(acc[r][1], b1) : acc[r][1];
+		st(yr, act_v(v0, act), ncols);
+		if (ncols > 8)
+			st(yr + 8, act_v(v1, act), ncols - 8);
+	}
+}
+
+/* act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
+ * after inlining */
+INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k,
+                      int act)
+{
+	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
+	const int MC = 96;
+
+	for (int i0 = 0; i0 < m; i0 += MC) {
+		int i1 = i0 + MC < m ? i0 + MC : m;
+		for (int p = 0; p < np; p++) {
+			int ncols = n - p * EMB_PANEL;
+			const float *w = wp + (size_t)p * EMB_PANEL * k;
+			const float *bb = b ? b + p * EMB_PANEL : NULL;
+			if (ncols > EMB_PANEL)
+				ncols = EMB_PANEL;
+			for (int i = i0; i < i1; i += 6) {
+				float *yy = y + (size_t)i * ldy + p * EMB_PANEL;
+				const float *xx = x + (size_t)i * ldx;
+				switch (i1 - i < 6 ? i1 - i : 6) {
+				case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, ncols, act); break;
+				case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, ncols, act); break;
+				case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, ncols, act); break;
+				case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, ncols, act); break;
+				case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, ncols, act); break;
+				default: tile(yy, ldy, xx, ldx, w, bb, k, 1, ncols, act); break;
+				}
+			}
+		}
+	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
+static void gemm_avx2(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k)
+{
+	gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+}
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
+static void gemm_act_avx2(float *y, int ldy, const float *x, int ldx,
+                          const float *wp, const float *b, int m, int n, int k,
+                          int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU);
+		break;
+	case EMB_KACT_GELU_TANH:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU_TANH);
+		break;
+	case EMB_KACT_RELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_RELU);
+		break;
+	default:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+		break;
+	}
+}
+
+static void layernorm_avx2(float *y, const float *x, const float *g,
+                           const float *b, int n, float eps)
+{
+	__m256 s = _mm256_setzero_ps(), mv, rv;
+	float mean, var;
+
+	for (int i = 0; i < n; i += 8)
+		s = _mm256_add_ps(s, ld(x + i, n - i));
+	mean = hsum(s) / n;
+	mv = _mm256_set1_ps(mean);
+	s = _mm256_setzero_ps();
+	for (int i = 0; i < n; i += 8) {
+		__m256 d = _mm256_sub_ps(ld(x + i, n - i), mv);
+		if (n - i < 8)
+			d = _mm256_and_ps(d, _mm256_castsi256_ps(lanes(n - i)));
+		s = _mm256_fmadd_ps(d, d, s);
+	}
+	var = hsum(s) / n;
+	rv = _mm256_set1_ps(1.0f / sqrtf(var + eps));
+	for (int i = 0; i < n; i += 8) {
+		__m256 d = _mm256_sub_ps(ld(x + i, n - i), mv);
+		__m256 v = _mm256_fmadd_ps(_mm256_mul_ps(d, rv), ld(g + i, n - i),
+		                           ld(b + i, n - i));
+		st(y + i, v, n - i);
+	}
+}
+
+static void gelu_avx2(float *x, int n)
+{
+	for (int i = 0; i < n; i += 8)
+		st(x + i, gelu_v(ld(x + i, n - i)), n - i);
+}
+
+static void gelu_tanh_avx2(float *x, int n)
+{
+	for (int i = 0; i < n; i += 8)
+		st(x + i, gelu_tanh_v(ld(x + i, n - i)), n - i);
+}
+
+static void relu_avx2(float *x, int n)
+{
+	const __m256 z = _mm256_setzero_ps();
+
+	for (int i = 0; i < n; i += 8)
+		st(x + i, _mm256_max_ps(ld(x + i, n - i), z), n - i);
+}
+
+static void softmax_avx2(float *x, int n, float scale)
+{
+	__m256 sc = _mm256_set1_ps(scale), mx = _mm256_set1_ps(-INFINITY);
+	__m256 s = _mm256_setzero_ps(), mv, iv;
+
+	for (int i = 0; i < n; i += 8) {
+		__m256 v = _mm256_mul_ps(ld(x + i, n - i), sc);
+		st(x + i, v, n - i);
+		if (n - i < 8)
+			v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+			                     _mm256_castsi256_ps(lanes(n - i)));
+		mx = _mm256_max_ps(mx, v);
+	}
+	mv = _mm256_set1_ps(hmax(mx));
+	for (int i = 0; i < n; i += 8) {
+		__m256 v = exp256(_mm256_sub_ps(ld(x + i, n - i), mv));
+		if (n - i < 8)
+			v = _mm256_and_ps(v, _mm256_castsi256_ps(lanes(n - i)));
+		st(x + i, v, n - i);
+		s = _mm256_add_ps(s, v);
+	}
+	iv = _mm256_set1_ps(1.0f / hsum(s));
+	for (int i = 0; i < n; i += 8)
+		st(x + i, _mm256_mul_ps(ld(x + i, n - i), iv), n - i);
+}
+
+static void add_avx2(float *y, const float *x, int n)
+{
+	for (int i = 0; i < n; i += 8)
+		st(y + i, _mm256_add_ps(ld(y + i, n - i), ld(x + i, n - i)), n - i);
+}
+
+static float dot_avx2(const float *a, const float *b, int n)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+	int i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+		s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8),
+		                     _mm256_loadu_ps(b + i + 8), s1);
+	}
+	for (; i < n; i += 8)
+		s0 = _mm256_fmadd_ps(ld(a + i, n - i), ld(b + i, n - i), s0);
+	return hsum(_mm256_add_ps(s0, s1));
+}
+
+static void axpy_avx2(float *y, float a, const float *x, int n)
+{
+	__m256 av = _mm256_set1_ps(a);
+
+	for (int i = 0; i < n; i += 8)
+		st(y + i, _mm256_fmadd_ps(av, ld(x + i, n - i), ld(y + i, n - i)),
+		   n - i);
+}
+
+const emb_kernels emb_kernels_avx2 = {
+	.name = "avx2",
+	.gemm = gemm_avx2,
+	.gemm_act = gemm_act_avx2,
+	.layernorm = layernorm_avx2,
+	.gelu = gelu_avx2,
+	.gelu_tanh = gelu_tanh_avx2,
+	.relu = relu_avx2,
+	.softmax = softmax_avx2,
+	.add = add_avx2,
+	.dot = dot_avx2,
+	.axpy = axpy_avx2,
+};
+
+#else
+typedef int emb_kernels_avx2_unused; /* ISO C: no empty translation unit */
+#endif

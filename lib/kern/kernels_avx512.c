@@ -1,0 +1,376 @@
+/*
+ * kernels_avx512.c - AVX-512 (F/BW/VL/DQ) kernels; compiled with
+ * $(AVX512_CFLAGS) and only called after a CPU check (cpu.c).
+ */
+#include "kern/kernels.h"
+
+#ifdef EMB_HAVE_AVX512
+#include <immintrin.h>
+#include <math.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* mask of the first n (0..16) lanes */
+INLINE __mmask16 lanes(int n)
+{
+	return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+}
+
+/* exp(x), Cephes polynomial, about 1 ulp; inputs clamped to [-87.3, 88.3] */
+INLINE __m512 exp512(__m512 x)
+{
+	const __m512 c1 = _mm512_set1_ps(0.693359375f);
+	const __m512 c2 = _mm512_set1_ps(-2.12194440e-4f);
+	__m512 fx, r, y, r2;
+	__m512i e;
+
+	x = _mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f));
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+	fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+	                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm512_fnmadd_ps(fx, c1, x);
+	r = _mm512_fnmadd_ps(fx, c2, r);
+	r2 = _mm512_mul_ps(r, r);
+	y = _mm512_set1_ps(1.9875691500E-4f);
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507E-3f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073E-3f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894E-2f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459E-1f));
+	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201E-1f));
+	y = _mm512_fmadd_ps(y, r2, r);
+	y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+	e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx),
+	                                       _mm512_set1_epi32(127)), 23);
+	return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+/* erf(x): rational approximation on [-4, 4], |error| < 4e-7 */
+INLINE __m512 erf512(__m512 x)
+{
+	__m512 x2, p, q;
+
+	x = _mm512_min_ps(x, _mm512_set1_ps(4.0f));
+	x = _mm512_max_ps(x, _mm512_set1_ps(-4.0f));
+	x2 = _mm512_mul_ps(x, x);
+	p = _mm512_set1_ps(-2.72614225801306e-10f);
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.77068142495902e-08f));
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-2.10102402082508e-06f));
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-5.69250639462346e-05f));
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-7.34990630326855e-04f));
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-2.95459980854025e-03f));
+	p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.60960333262415e-02f));
+	p = _mm512_mul_ps(p, x);
+	q = _mm512_set1_ps(-1.45660718464996e-05f);
+	q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-2.13374055278905e-04f));
+	q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-1.68282697438203e-03f));
+	q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-7.37332916720468e-03f));
+	q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-1.42647390514189e-02f));
+	return _mm512_div_ps(p, q);
+}
+
+/* 0.5 v (1 + erf(v / sqrt 2)), per lane */
+INLINE __m512 gelu_v(__m512 v)
+{
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+	const __m512 rs2 = _mm512_set1_ps(0.70710678118654752f);
+	__m512 e = erf512(_mm512_mul_ps(v, rs2));
+
+	return _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e));
+}
+
+/* 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2/pi) (v + 0.044715 v^3) */
+INLINE __m512 gelu_tanh_v(__m512 v)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	const __m512 c = _mm512_set1_ps(-2.0f * 0.7978845608028654f);
+	const __m512 a = _mm512_set1_ps(0.044715f);
+	__m512 u = _mm512_fmadd_ps(_mm512_mul_ps(a, v), _mm512_mul_ps(v, v), v);
+	__m512 e = exp512(_mm512_mul_ps(c, u));
+
+	return _mm512_div_ps(v, _mm512_add_ps(one, e));
+}
+
+/* act (EMB_KACT_*, a constant after inlining) of v */
+INLINE __m512 act_v(__m512 v, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU: return gelu_v(v);
+	case EMB_KACT_GELU_TANH: return gelu_tanh_v(v);
+	case EMB_KACT_RELU: return _mm512_max_ps(v, _mm512_setzero_ps());
+	default: return v;
+	}
+}
+
+/*
+ * One register tile: MR rows x NP panels (16 columns each).  nlast: valid
+ * columns of the last panel (1..16).  Every element: acc = 0, then one FMA
+ * per k in order, then + bias, then act: independent of MR, NP and
+ * position.
+ */
+INLINE void tile(float *y, int ldy, const float *x, int ldx,
+                 const float *wp, const float *b, int k, int MR, int NP,
+                 int nlast, int act)
+{
+	__m512 acc[6][2];
+	const float *w1 = wp + (size_t)EMB_PANEL * k;
+
+#pragma GCC unroll 6
+	for (int r = 0; r < MR; r++)
+#pragma GCC unroll 2
+		for (int c = 0; c < NP; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	for (int kk = 0; kk < k; kk++) {
+		__m512 w0v = _mm512_loadu_ps(wp + (size_t)kk * EMB_PANEL);
+		__m512 w1v = NP > 1 ? _mm512_loadu_ps(w1 + (size_t)kk * EMB_PANEL)
+		                    : w0v;
+#pragma GCC unroll 6
+		for (int r = 0; r < MR; r++) {
+			__m512 xv = _mm512_set1_ps(x[(size_t)r * ldx + kk]);
+			acc[r][0] = _mm512_fmadd_ps(xv, w0v, acc[r][0]);
+			if (NP > 1)
+				acc[r][1] = _mm512_fmadd_ps(xv, w1v, acc[r][1]);
+		}
+	}
+#pragma GCC unroll 2
+	for (int c = 0; c < NP; c++) {
+		__mmask16 mk = c == NP - 1 ? lanes(nlast) : (__mmask16)0xffff;
+		__m512 bv = b ? _mm512_maskz_loadu_ps(mk, b + c * EMB_PANEL)
+		              : _mm512_setzero_ps();
+#pragma GCC unroll 6
+		for (int r = 0; r < MR; r++) {
+			__m512 v = b ? _mm512_add_ps(acc[r][c], bv) : acc[r][c];
+			_mm512_mask_storeu_ps(y + (size_t)r * ldy + c * EMB_PANEL,
+			                      mk, act_v(v, act));
+		}
+	}
+}
+
+#define TILE_CASES(NP) \
+	switch (mr) { \
+	case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, NP, nlast, act); break; \
+	case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, NP, nlast, act); break; \
+	case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, NP, nlast, act); break; \
+	case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, NP, nlast, act); break; \
+	case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, NP, nlast, act); break; \
+	default: tile(yy, ldy, xx, ldx, w, bb, k, 1, NP, nlast, act); break; \
+	}
+
+/*
+ * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
+ * after inlining.  Blocks of MC rows; in a block, each pair of panels
+ * (32 columns, up to 48 KiB at k = 384) stays in L1/L2 while the 6-row
+ * tiles sweep down it.
+ */
+INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
+                      const float *wp, const float *b, int m, int n, int k,
+                      int act)
+{
+	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
+	const int MC = 96;
+
+	for (int i0 = 0; i0 < m; i0 += MC) {
+		int i1 = i0 + MC < m ? i0 + MC : m;
+		for (int p = 0; p < np; p += 2) {
+			int two = p + 1 < np;
+			int ncols = n - p * EMB_PANEL;
+			int nlast = two ? ncols - EMB_PANEL : ncols;
+			const float *w = wp + (size_t)p * EMB_PANEL * k;
+			const float *bb = b ? b + p * EMB_PANEL : NULL;
+			if (nlast > EMB_PANEL)
+				nlast = EMB_PANEL;
+			for (int i = i0; i < i1; i += 6) {
+				int mr = i1 - i < 6 ? i1 - i : 6;
+				float *yy = y + (size_t)i * ldy + p * EMB_PANEL;
+				const float *xx = x + (size_t)i * ldx;
+				if (two) {
+					TILE_CASES(2)
+				} else {
+					TILE_CASES(1)
+				}
+			}
+		}
+	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
+static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
+                        const float *wp, const float *b, int m, int n, int k)
+{
+	gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+}
+
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
+static void gemm_act_avx512(float *y, int ldy, const float *x, int ldx,
+                            const float *wp, const float *b, int m, int n,
+                            int k, int act)
+{
+	switch (act) {
+	case EMB_KACT_GELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU);
+		break;
+	case EMB_KACT_GELU_TANH:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU_TANH);
+		break;
+	case EMB_KACT_RELU:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_RELU);
+		break;
+	default:
+		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+		break;
+	}
+}
+
+INLINE float hsum(__m512 v)
+{
+	return _mm512_reduce_add_ps(v);
+}
+
+static void layernorm_avx512(float *y, const float *x, const float *g,
+                             const float *b, int n, float eps)
+{
+	__m512 s = _mm512_setzero_ps(), mv, rv;
+	float mean, var, rstd;
+	int i;
+
+	for (i = 0; i + 16 <= n; i += 16)
+		s = _mm512_add_ps(s, _mm512_loadu_ps(x + i));
+	s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(lanes(n - i), x + i));
+	mean = hsum(s) / n;
+	mv = _mm512_set1_ps(mean);
+	s = _mm512_setzero_ps();
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
+		s = _mm512_fmadd_ps(d, d, s);
+	}
+	if (i < n) {
+		__mmask16 mk = lanes(n - i);
+		__m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), mv);
+		s = _mm512_fmadd_ps(d, d, s);
+	}
+	var = hsum(s) / n;
+	rstd = 1.0f / sqrtf(var + eps);
+	rv = _mm512_set1_ps(rstd);
+	for (i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv);
+		__m512 v = _mm512_fmadd_ps(_mm512_mul_ps(d, rv),
+		                           _mm512_maskz_loadu_ps(mk, g + i),
+		                           _mm512_maskz_loadu_ps(mk, b + i));
+		_mm512_mask_storeu_ps(y + i, mk, v);
+	}
+}
+
+static void gelu_avx512(float *x, int n)
+{
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+		_mm512_mask_storeu_ps(x + i, mk, gelu_v(v));
+	}
+}
+
+static void gelu_tanh_avx512(float *x, int n)
+{
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+		_mm512_mask_storeu_ps(x + i, mk, gelu_tanh_v(v));
+	}
+}
+
+static void relu_avx512(float *x, int n)
+{
+	const __m512 z = _mm512_setzero_ps();
+
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+		_mm512_mask_storeu_ps(x + i, mk, _mm512_max_ps(v, z));
+	}
+}
+
+static void softmax_avx512(float *x, int n, float scale)
+{
+	__m512 sc = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
+	__m512 s = _mm512_setzero_ps(), mv;
+	float inv;
+
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), sc);
+		_mm512_mask_storeu_ps(x + i, mk, v);
+		mx = _mm512_mask_max_ps(mx, mk, mx, v);
+	}
+	mv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv));
+		v = _mm512_maskz_mov_ps(mk, v);
+		_mm512_mask_storeu_ps(x + i, mk, v);
+		s = _mm512_add_ps(s, v);
+	}
+	inv = 1.0f / hsum(s);
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+		_mm512_mask_storeu_ps(x + i, mk, _mm512_mul_ps(v, _mm512_set1_ps(inv)));
+	}
+}
+
+static void add_avx512(float *y, const float *x, int n)
+{
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, y + i),
+		                         _mm512_maskz_loadu_ps(mk, x + i));
+		_mm512_mask_storeu_ps(y + i, mk, v);
+	}
+}
+
+static float dot_avx512(const float *a, const float *b, int n)
+{
+	__m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+	int i;
+
+	for (i = 0; i + 32 <= n; i += 32) {
+		s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+		s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16),
+		                     _mm512_loadu_ps(b + i + 16), s1);
+	}
+	for (; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + i),
+		                     _mm512_maskz_loadu_ps(mk, b + i), s0);
+	}
+	return hsum(_mm512_add_ps(s0, s1));
+}
+
+static void axpy_avx512(float *y, float a, const float *x, int n)
+{
+	__m512 av = _mm512_set1_ps(a);
+
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, x + i),
+		                           _mm512_maskz_loadu_ps(mk, y + i));
+		_mm512_mask_storeu_ps(y + i, mk, v);
+	}
+}
+
+const emb_kernels emb_kernels_avx512 = {
+	.name = "avx512",
+	.gemm = gemm_avx512,
+	.gemm_act = gemm_act_avx512,
+	.layernorm = layernorm_avx512,
+	.gelu = gelu_avx512,
+	.gelu_tanh = gelu_tanh_avx512,
+	.relu = relu_avx512,
+	.softmax = softmax_avx512,
+	.add = add_avx512,
+	.dot = dot_avx512,
+	.axpy = axpy_avx512,
+};
+
+#else
+typedef int emb_kernels_avx512_unused; /* ISO C: no empty translation unit */
+#endif

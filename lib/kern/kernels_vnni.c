@@ -1,0 +1,478 @@
+/*
+ * kernels_vnni.c - the int8 GEMM of qkernels.h with AVX-512 VNNI
+ * (vpdpbusd: u8 x s8, 4 products summed into each int32 lane), built
+ * with $(VNNI_CFLAGS), and with AVX-VNNI (the 256-bit VEX form, for CPUs
+ * without AVX-512), built with a function target attribute (GCC 11+).
+ * Without them (or on another CPU family) they say they are not
+ * available.
+ *
+ * The AVX-512 kernel is register blocked: a tile of up to 6 rows x 4
+ * panels (64 columns) keeps its 24 int32 accumulators in registers for
+ * the whole k loop; per group of 4 k it loads the 4 panels' 64-byte
+ * weight vectors once and broadcasts each row's 4 activation bytes once
+ * (10 loads for 24 vpdpbusd).  The float epilogue (zero-point
+ * correction, scale, bias) runs on the tile before it is stored.  The
+ * activation row quantizer (emb_u8_quantize_rows) has an AVX-512 twin
+ * here that gives the same bytes, scales and zero points.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kern/qkernels.h"
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#define INL static inline __attribute__((always_inline))
+
+/* acc += u8 x s8 dot products of 4; inline asm ties acc to its register
+ * (the intrinsic makes GCC 12 copy every accumulator twice per use) */
+#define DPBUSD(acc, a, w) \
+	__asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w))
+
+#define PREFETCHW(p) \
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)(p)))
+
+/* the 24 accumulators of a tile, as named variables (an array of them
+ * is not kept in registers by GCC 12) */
+#define ACC_ROW(r) __m512i c##r##0 = _mm512_setzero_si512(), \
+	c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0
+/* row r of the tile, k group g: broadcast its 4 bytes, NP vpdpbusd */
+#define DP_ROW(r) do { \
+	if (MR > r) { \
+		int32_t x4; \
+		__builtin_memcpy(&x4, u + (size_t)r * ldu + 4 * (size_t)g, 4); \
+		__m512i xb = _mm512_set1_epi32(x4); \
+		DPBUSD(c##r##0, xb, w0); \
+		if (NP > 1) DPBUSD(c##r##1, xb, w1); \
+		if (NP > 2) DPBUSD(c##r##2, xb, w2); \
+		if (NP > 3) DPBUSD(c##r##3, xb, w3); \
+	} \
+} while (0)
+/* epilogue of row r, panel p: y = (xs * ws) * (float)(acc - xz * wsum)
+ * + b, the scalar kernel's operations in its order */
+#define EPI(r, p) do { \
+	if (MR > r && NP > p) { \
+		__mmask16 mask = p == NP - 1 ? last : (__mmask16)0xffff; \
+		__m512i d = _mm512_sub_epi32(c##r##p, _mm512_mullo_epi32( \
+			_mm512_set1_epi32(xz[r]), sumv)); \
+		__m512 sc = _mm512_mul_ps(_mm512_set1_ps(xs[r]), wsv); \
+		__m512 v = _mm512_mul_ps(sc, _mm512_cvtepi32_ps(d)); \
+		if (b) \
+			v = _mm512_add_ps(v, bv); \
+		_mm512_mask_storeu_ps(y + (size_t)r * ldy + 16 * p, mask, v); \
+	} \
+} while (0)
+#define EPI_PANEL(p) do { \
+	if (NP > p) { \
+		__mmask16 mk = p == NP - 1 ? last : (__mmask16)0xffff; \
+		__m512 wsv = _mm512_maskz_loadu_ps(mk, ws + 16 * p); \
+		__m512i sumv = _mm512_maskz_loadu_epi32(mk, wsum + 16 * p); \
+		__m512 bv = b ? _mm512_maskz_loadu_ps(mk, b + 16 * p) : \
+		            _mm512_setzero_ps(); \
+		EPI(0, p); EPI(1, p); EPI(2, p); EPI(3, p); EPI(4, p); EPI(5, p); \
+	} \
+} while (0)
+
+/*
+ * One tile: rows [0,MR) of u x panels [0,NP) of pw -> y.  MR <= 6 and
+ * NP <= 4 are constants at every call site, so the accumulators live in
+ * registers.  nc: valid columns of the last panel (1..16).
+ */
+INL void tile_i8(float *y, int ldy, const uint8_t *u, int ldu,
+                 const float *xs, const int32_t *xz, const int8_t *pw,
+                 size_t pstride, const float *ws, const int32_t *wsum,
+                 const float *b, int kp, int MR, int NP, int nc)
+{
+	ACC_ROW(0); ACC_ROW(1); ACC_ROW(2); ACC_ROW(3); ACC_ROW(4); ACC_ROW(5);
+	const int8_t *p0 = pw, *p1 = pw + pstride, *p2 = pw + 2 * pstride;
+	const int8_t *p3 = pw + 3 * pstride;
+	__mmask16 last = (__mmask16)((1u << nc) - 1);
+
+	/* the output lines, for writing, while the k loop runs (y is
+	 * usually not in cache: without this the stores stall on it) */
+#pragma GCC unroll 6
+	for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+		for (int p = 0; p < NP; p++)
+			PREFETCHW(y + (size_t)r * ldy + 16 * p);
+	for (int g = 0; g < kp / 4; g++) {
+		__m512i w0 = _mm512_loadu_si512((const void *)(p0 + 64 * (size_t)g));
+		__m512i w1 = w0, w2 = w0, w3 = w0;
+		if (NP > 1)
+			w1 = _mm512_loadu_si512((const void *)(p1 + 64 * (size_t)g));
+		if (NP > 2)
+			w2 = _mm512_loadu_si512((const void *)(p2 + 64 * (size_t)g));
+		if (NP > 3)
+			w3 = _mm512_loadu_si512((const void *)(p3 + 64 * (size_t)g));
+		DP_ROW(0); DP_ROW(1); DP_ROW(2); DP_ROW(3); DP_ROW(4); DP_ROW(5);
+	}
+	EPI_PANEL(0); EPI_PANEL(1); EPI_PANEL(2); EPI_PANEL(3);
+}
+
+/* rows [0,m) of one column block of NP panels, in tiles of 6 rows */
+INL void rows_i8(float *y, int ldy, const uint8_t *u, int ldu,
+                 const float *xs, const int32_t *xz, const int8_t *pw,
+                 size_t pstride, const float *ws, const int32_t *wsum,
+                 const float *b, int m, int kp, int NP, int nc)
+{
+	int i = 0;
+
+	for (; i + 6 <= m; i += 6)
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 6, NP, nc);
+	switch (m - i) {
+	case 5:
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 5, NP, nc);
+		break;
+	case 4:
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 4, NP, nc);
+		break;
+	case 3:
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 3, NP, nc);
+		break;
+	case 2:
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 2, NP, nc);
+		break;
+	case 1:
+		tile_i8(y + (size_t)i * ldy, ldy, u + (size_t)i * ldu, ldu, xs + i,
+		        xz + i, pw, pstride, ws, wsum, b, kp, 1, NP, nc);
+		break;
+	default:
+		break;
+	}
+}
+
+static void gemm_i8_vnni(float *y, int ldy, const uint8_t *u, int ldu,
+                         const float *xs, const int32_t *xz,
+                         const int8_t *wp, const float *ws,
+                         const int32_t *wsum, const float *b,
+                         int m, int n, int kp)
+{
+	int np = (n + 15) / 16;
+	size_t ps = (size_t)16 * kp;    /* bytes per panel */
+
+	/* column blocks of 4 panels; each block's weights stay in cache
+	 * while every row tile passes over them */
+	for (int p = 0; p < np; p += 4) {
+		int bp = np - p < 4 ? np - p : 4;
+		int nc = n - 16 * (p + bp - 1) < 16 ? n - 16 * (p + bp - 1) : 16;
+		const int8_t *pw = wp + (size_t)p * ps;
+		float *yp = y + 16 * p;
+		const float *bb = b ? b + 16 * p : NULL;
+		switch (bp) {
+		case 4:
+			rows_i8(yp, ldy, u, ldu, xs, xz, pw, ps, ws + 16 * p,
+			        wsum + 16 * p, bb, m, kp, 4, nc);
+			break;
+		case 3:
+			rows_i8(yp, ldy, u, ldu, xs, xz, pw, ps, ws + 16 * p,
+			        wsum + 16 * p, bb, m, kp, 3, nc);
+			break;
+		case 2:
+			rows_i8(yp, ldy, u, ldu, xs, xz, pw, ps, ws + 16 * p,
+			        wsum + 16 * p, bb, m, kp, 2, nc);
+			break;
+		default:
+			rows_i8(yp, ldy, u, ldu, xs, xz, pw, ps, ws + 16 * p,
+			        wsum + 16 * p, bb, m, kp, 1, nc);
+			break;
+		}
+	}
+}
+
+static int have_avx512_vnni(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vnni");
+}
+
+emb_gemm_i8_fn emb_gemm_i8_vnni(void)
+{
+	return have_avx512_vnni() ? gemm_i8_vnni : NULL;
+}
+
+/* the min/max of x[0..k) with 0 (as the scalar loop: NaN is skipped) */
+INL void row_range(float *lo, float *hi, const float *x, int k)
+{
+	__m512 vlo = _mm512_setzero_ps(), vhi = vlo;
+	int kk = 0;
+
+	for (; kk + 16 <= k; kk += 16) {
+		__m512 v = _mm512_loadu_ps(x + kk);
+		/* vminps returns the second operand when either is NaN */
+		vlo = _mm512_min_ps(v, vlo);
+		vhi = _mm512_max_ps(v, vhi);
+	}
+	if (kk < k) {
+		__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + kk);
+		vlo = _mm512_min_ps(v, vlo);
+		vhi = _mm512_max_ps(v, vhi);
+	}
+	*lo = _mm512_reduce_min_ps(vlo);
+	*hi = _mm512_reduce_max_ps(vhi);
+}
+
+static void u8_quantize_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                               const float *x, int ldx, int rows, int k)
+{
+	int kp = (k + 3) / 4 * 4;
+
+	for (int i = 0; i < rows; i++) {
+		const float *r = x + (size_t)i * ldx;
+		uint8_t *o = u + (size_t)i * ldu;
+		float lo, hi, inv;
+		int32_t z;
+		int kk = 0;
+		row_range(&lo, &hi, r, k);
+		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
+		xz[i] = z;
+		__m512 vinv = _mm512_set1_ps(inv), vz = _mm512_set1_ps((float)z);
+		__m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
+		/* x * inv rounded to nearest even, + z, clamped to [0, 255];
+		 * vmaxps returns the second operand (0) for NaN */
+#define Q8(v) _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps( \
+		_mm512_roundscale_ps(_mm512_mul_ps(v, vinv), \
+		                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), \
+		vz), zero), top))
+		for (; kk + 16 <= k; kk += 16)
+			_mm_storeu_si128((__m128i *)(o + kk), _mm512_cvtepi32_epi8(
+				Q8(_mm512_loadu_ps(r + kk))));
+		if (kk < k) {
+			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
+			_mm512_mask_cvtepi32_storeu_epi8(o + kk, mk,
+				Q8(_mm512_maskz_loadu_ps(mk, r + kk)));
+		}
+#undef Q8
+		for (kk = k; kk < kp; kk++)
+			o[kk] = 0;
+	}
+}
+
+emb_u8_quant_fn emb_u8_quantize_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw") ? u8_quantize_avx512 : NULL;
+}
+#else
+emb_gemm_i8_fn emb_gemm_i8_vnni(void)
+{
+	return NULL;
+}
+
+emb_u8_quant_fn emb_u8_quantize_avx512(void)
+{
+	return NULL;
+}
+#endif
+
+/* EMB_HAVE_AVX2: configure found SIMD wanted (no --disable-simd) */
+#if defined(EMB_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__)) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || \
+     (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11))
+/* AVX-VNNI (target "avxvnni", _mm256_dpbusd_avx_epi32): gcc 11, clang 12 */
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define AVXVNNI __attribute__((target("avx2,avxvnni")))
+
+/* 16 columns of one row: acc lo/hi (8 + 8 lanes) -> y, same epilogue */
+AVXVNNI static void avx_epilogue(float *y, __m256i lo, __m256i hi, float xs,
+                                 int32_t xz, const float *ws,
+                                 const int32_t *wsum, const float *b, int nc)
+{
+	float out[16];
+	__m256i z = _mm256_set1_epi32(xz);
+	__m256 s = _mm256_set1_ps(xs);
+
+	for (int h = 0; h < 2; h++) {
+		__m256i acc = h ? hi : lo;
+		__m256i d = _mm256_sub_epi32(acc, _mm256_mullo_epi32(z,
+			_mm256_loadu_si256((const __m256i *)(wsum + 8 * h))));
+		__m256 sc = _mm256_mul_ps(s, _mm256_loadu_ps(ws + 8 * h));
+		__m256 v = _mm256_mul_ps(sc, _mm256_cvtepi32_ps(d));
+		if (b)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(b + 8 * h));
+		_mm256_storeu_ps(out + 8 * h, v);
+	}
+	for (int c = 0; c < nc; c++)
+		y[c] = out[c];
+}
+
+AVXVNNI static void gemm_i8_avxvnni(float *y, int ldy, const uint8_t *u,
+                                    int ldu, const float *xs,
+                                    const int32_t *xz, const int8_t *wp,
+                                    const float *ws, const int32_t *wsum,
+                                    const float *b, int m, int n, int kp)
+{
+	for (int p = 0; p < (n + 15) / 16; p++) {
+		const int8_t *pw = wp + (size_t)p * 16 * kp;
+		int nc = n - 16 * p < 16 ? n - 16 * p : 16;
+		float wsp[16] = { 0 }, bp[16] = { 0 };
+		int32_t sump[16] = { 0 };
+		for (int c = 0; c < nc; c++) {
+			wsp[c] = ws[16 * p + c];
+			sump[c] = wsum[16 * p + c];
+			if (b)
+				bp[c] = b[16 * p + c];
+		}
+		int i = 0;
+		/* 4 rows at a time: each weight vector loaded once for 4 rows */
+		for (; i + 4 <= m; i += 4) {
+			const uint8_t *u0 = u + (size_t)i * ldu;
+			__m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0;
+			__m256i l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+			for (int g = 0; g < kp / 4; g++) {
+				const int8_t *w = pw + (size_t)g * 64;
+				__m256i wl = _mm256_loadu_si256((const __m256i *)w);
+				__m256i wh = _mm256_loadu_si256((const __m256i *)(w + 32));
+				int32_t x0, x1, x2, x3;
+				__builtin_memcpy(&x0, u0 + 4 * g, 4);
+				__builtin_memcpy(&x1, u0 + ldu + 4 * g, 4);
+				__builtin_memcpy(&x2, u0 + 2 * (size_t)ldu + 4 * g, 4);
+				__builtin_memcpy(&x3, u0 + 3 * (size_t)ldu + 4 * g, 4);
+				__m256i b0 = _mm256_set1_epi32(x0), b1 = _mm256_set1_epi32(x1);
+				__m256i b2 = _mm256_set1_epi32(x2), b3 = _mm256_set1_epi32(x3);
+				l0 = _mm256_dpbusd_avx_epi32(l0, b0, wl);
+				h0 = _mm256_dpbusd_avx_epi32(h0, b0, wh);
+				l1 = _mm256_dpbusd_avx_epi32(l1, b1, wl);
+				h1 = _mm256_dpbusd_avx_epi32(h1, b1, wh);
+				l2 = _mm256_dpbusd_avx_epi32(l2, b2, wl);
+				h2 = _mm256_dpbusd_avx_epi32(h2, b2, wh);
+				l3 = _mm256_dpbusd_avx_epi32(l3, b3, wl);
+				h3 = _mm256_dpbusd_avx_epi32(h3, b3, wh);
+			}
+			float *yi = y + (size_t)i * ldy + 16 * p;
+			const float *bq = b ? bp : NULL;
+			avx_epilogue(yi, l0, h0, xs[i], xz[i], wsp, sump, bq, nc);
+			avx_epilogue(yi + ldy, l1, h1, xs[i + 1], xz[i + 1], wsp, sump,
+			             bq, nc);
+			avx_epilogue(yi + 2 * (size_t)ldy, l2, h2, xs[i + 2], xz[i + 2],
+			             wsp, sump, bq, nc);
+			avx_epilogue(yi + 3 * (size_t)ldy, l3, h3, xs[i + 3], xz[i + 3],
+			             wsp, sump, bq, nc);
+		}
+		for (; i < m; i++) {
+			const uint8_t *ui = u + (size_t)i * ldu;
+			__m256i lo = _mm256_setzero_si256(), hi = lo;
+			for (int g = 0; g < kp / 4; g++) {
+				const int8_t *w = pw + (size_t)g * 64;
+				int32_t x;
+				__m256i xb;
+				__builtin_memcpy(&x, ui + 4 * g, 4);
+				xb = _mm256_set1_epi32(x);
+				lo = _mm256_dpbusd_avx_epi32(lo, xb,
+					_mm256_loadu_si256((const __m256i *)w));
+				hi = _mm256_dpbusd_avx_epi32(hi, xb,
+					_mm256_loadu_si256((const __m256i *)(w + 32)));
+			}
+			avx_epilogue(y + (size_t)i * ldy + 16 * p, lo, hi, xs[i], xz[i],
+			             wsp, sump, b ? bp : NULL, nc);
+		}
+	}
+}
+
+emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
+{
+	__builtin_cpu_init();
+	/* CPUID.(EAX=7,ECX=1):EAX bit 4 is AVX-VNNI (clang 14's
+	 * __builtin_cpu_supports does not know "avxvnni"); avx2 implies the
+	 * OS saves the ymm state */
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	if (__builtin_cpu_supports("avx2") && __get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 1, a, b, c, d);
+		if (a & (1u << 4))
+			return gemm_i8_avxvnni;
+	}
+	return NULL;
+}
+
+#define AVX2Q __attribute__((target("avx2")))
+
+/* the AVX2 row quantizer: emb_u8_quantize_rows's bytes, scales and zero
+ * points (vminps / vmaxps return the second operand for NaN, as the
+ * scalar comparisons skip it; the tails run the scalar formula) */
+AVX2Q static void u8_quantize_avx2(uint8_t *u, int ldu, float *xs,
+                                   int32_t *xz, const float *x, int ldx,
+                                   int rows, int k)
+{
+	int kp = (k + 3) / 4 * 4;
+
+	for (int i = 0; i < rows; i++) {
+		const float *r = x + (size_t)i * ldx;
+		uint8_t *o = u + (size_t)i * ldu;
+		__m256 vlo = _mm256_setzero_ps(), vhi = vlo;
+		float lo, hi, inv, t[8];
+		int32_t z;
+		int kk = 0;
+		for (; kk + 8 <= k; kk += 8) {
+			__m256 v = _mm256_loadu_ps(r + kk);
+			vlo = _mm256_min_ps(v, vlo);
+			vhi = _mm256_max_ps(v, vhi);
+		}
+		_mm256_storeu_ps(t, vlo);
+		lo = 0;
+		for (int c = 0; c < 8; c++)
+			if (t[c] < lo)
+				lo = t[c];
+		_mm256_storeu_ps(t, vhi);
+		hi = 0;
+		for (int c = 0; c < 8; c++)
+			if (t[c] > hi)
+				hi = t[c];
+		for (int c = kk; c < k; c++) {
+			if (r[c] < lo)
+				lo = r[c];
+			if (r[c] > hi)
+				hi = r[c];
+		}
+		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
+		xz[i] = z;
+		__m256 vinv = _mm256_set1_ps(inv), vz = _mm256_set1_ps((float)z);
+		__m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
+		for (kk = 0; kk + 8 <= k; kk += 8) {
+			__m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(r + kk),
+			                                         vinv),
+			                           _MM_FROUND_TO_NEAREST_INT |
+			                           _MM_FROUND_NO_EXC);
+			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vz), zero), top);
+			__m256i q = _mm256_cvttps_epi32(v);
+			__m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q),
+			                             _mm256_extracti128_si256(q, 1));
+			_mm_storel_epi64((__m128i *)(o + kk), _mm_packus_epi16(w, w));
+		}
+		for (; kk < k; kk++) {
+			float v = nearbyintf(r[kk] * inv) + (float)z;
+			v = v > 0 ? v : 0;
+			v = v < 255 ? v : 255;
+			o[kk] = (uint8_t)v;
+		}
+		for (kk = k; kk < kp; kk++)
+			o[kk] = 0;
+	}
+}
+
+emb_u8_quant_fn emb_u8_quantize_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") ? u8_quantize_avx2 : NULL;
+}
+#else
+emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
+{
+	return NULL;
+}
+
+emb_u8_quant_fn emb_u8_quantize_avx2(void)
+{
+	return NULL;
+}
+#endif

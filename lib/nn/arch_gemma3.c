@@ -1,0 +1,89 @@
+/*
+ * arch_gemma3.c - Gemma 3 text encoders (Gemma3TextModel with
+ * use_bidirectional_attention: EmbeddingGemma) on the decoder layers of
+ * arch_qwen3.c, with Gemma's differences:
+ *
+ *   embeddings times sqrt(hidden_size) (float32); RMSNorm x * (1 + w)
+ *   everywhere (q_norm and k_norm too); post-attention, pre- and
+ *   post-feedforward norms; scores scaled by query_pre_attn_scalar^-0.5;
+ *   layer_types (or sliding_window_pattern) picks full or sliding layers:
+ *   sliding ones use rope_local_base_freq and, bidirectional, keys with
+ *   |i - j| < sliding_window / 2 + 1 (as transformers sets it up);
+ *   GeGLU with hidden_activation (gelu_pytorch_tanh).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nn/nn-internal.h"
+
+static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
+{
+	emb_decoder *d = calloc(1, sizeof(*d));
+	const json_t *lt = json_object_get(cfg, "layer_types");
+	const json_t *v;
+	float qpas, local;
+	int window, pattern;
+
+	if (!d)
+		return emb_err_set(err, "out of memory");
+	if (emb_decoder_config(m, cfg, d, err) ||
+	    emb_cfg_act(&m->act, cfg, "hidden_activation", "gelu_pytorch_tanh",
+	                err) ||
+	    emb_cfg_float(&qpas, cfg, "query_pre_attn_scalar", m->head_dim, err) ||
+	    emb_cfg_float(&local, cfg, "rope_local_base_freq", 10000, err) ||
+	    emb_cfg_int(&window, cfg, "sliding_window", 4096, 1, err) ||
+	    emb_cfg_int(&pattern, cfg, "sliding_window_pattern", 6, 1, err))
+		return -1;
+	v = json_object_get(cfg, "use_bidirectional_attention");
+	if (!json_is_true(v))
+		return emb_err_set(err, "config.json: field "
+		                   "'use_bidirectional_attention' must be true (emb "
+		                   "runs Gemma 3 as a bidirectional encoder)");
+	v = json_object_get(cfg, "attn_logit_softcapping");
+	if (v && !json_is_null(v))
+		return emb_err_set(err, "config.json: field 'attn_logit_softcapping' "
+		                   "is not supported (supported: null)");
+	if (!(qpas > 0) || !(local > 0))
+		return emb_err_set(err, "config.json: field '%s' must be positive",
+		                   qpas > 0 ? "rope_local_base_freq" :
+		                   "query_pre_attn_scalar");
+	if (!(d->sliding = calloc((size_t)m->layers, 1)))
+		return emb_err_set(err, "out of memory");
+	if (lt && !json_is_null(lt)) {
+		if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
+			return emb_err_set(err, "config.json: field 'layer_types' must "
+			                   "be an array of num_hidden_layers (%d) strings",
+			                   m->layers);
+		for (int l = 0; l < m->layers; l++) {
+			const char *t = json_string_value(json_array_get(lt, (size_t)l));
+			if (t && !strcmp(t, "sliding_attention"))
+				d->sliding[l] = 1;
+			else if (!t || strcmp(t, "full_attention"))
+				return emb_err_set(err, "config.json: field 'layer_types' "
+				                   "entry %d must be 'full_attention' or "
+				                   "'sliding_attention'", l);
+		}
+	} else {
+		for (int l = 0; l < m->layers; l++)
+			d->sliding[l] = (l + 1) % pattern != 0;
+	}
+	d->sandwich = 1;
+	d->unit_norm = 1;
+	d->embed_scale = (float)sqrt((double)m->hidden);
+	d->scale = (float)pow((double)qpas, -0.5);
+	d->window = window / 2 + 1;
+	emb_rope_inv_freq(d->inv_local, m->head_dim, local);
+	return 0;
+}
+
+static const char *const gemma_prefixes[] = { "", "model.", NULL };
+
+const emb_family emb_family_gemma3 = {
+	.name = "gemma3_text",
+	.prefixes = gemma_prefixes,
+	.probe = "embed_tokens.weight",
+	.config = gemma3_config,
+	.load = emb_decoder_load,
+	.forward = emb_decoder_forward,
+	.release = emb_decoder_release,
+};

@@ -1,0 +1,103 @@
+/*
+ * nn/nn.h - the transformer engine: load a checkpoint, run the forward
+ * and the heads.  Layer nn: includes base, kern and io.
+ */
+#ifndef EMB_NN_H
+#define EMB_NN_H
+
+#include "base/base.h"
+#include "io/io.h"
+
+/* ------------------------------------------------------------------ */
+/* transformer model                                                   */
+
+typedef struct emb_model emb_model;
+
+typedef struct emb_model_opts {
+	int threads;            /* 0: all online cores */
+	int weights_int8;       /* 1: quantize linear weights to int8 per row
+	                           at load (W8: computed on the dequantized
+	                           weights); I8 checkpoints are W8 anyway */
+	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
+	                           with AVX-512 VNNI when present); needs int8
+	                           weights (weights_int8 or an I8 checkpoint) */
+} emb_model_opts;
+
+/*
+ * Load DIR/config.json and the weights (mmapped; converted/packed once).
+ * Unknown architectures, missing tensors and shapes that disagree with
+ * the config are errors naming the file and field.  *out: new, emb_model_free.
+ */
+int emb_model_load(emb_model **out, const char *dir,
+                   const emb_model_opts *opts, emb_err *err);
+void emb_model_free(emb_model *m);
+int emb_model_hidden_size(const emb_model *m);
+int emb_model_max_positions(const emb_model *m);  /* usable tokens/seq */
+int emb_model_vocab_size(const emb_model *m);
+int emb_model_type_vocab_size(const emb_model *m);
+const char *emb_model_arch(const emb_model *m);    /* borrowed */
+
+typedef struct emb_seq {
+	const int32_t *ids;      /* borrowed */
+	const int32_t *type_ids; /* borrowed; NULL means all 0 */
+	int len;
+} emb_seq;
+
+/*
+ * Forward NSEQ sequences of different lengths as one batch (no padding).
+ * out: (sum of seqs[i].len, hidden) token embeddings, sequence after
+ * sequence.  Ids out of range are an error naming the position.
+ * Results do not depend on how sequences are batched or on threads.
+ */
+int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
+                      int nseq, emb_err *err);
+/*
+ * Check one sequence (length, input_ids and token_type_ids ranges)
+ * without running it: the per-record errors emb_model_forward would give
+ * ("input_ids[5] = 40000 is out of range (vocab_size 30522)"), so that a
+ * caller can reject one record before batching it with others.
+ * emb_model_forward is not reentrant: one call at a time per model.
+ */
+int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
+/* linear layers in all, with int8 weights, and running W8A8; *kernel
+ * (borrowed): "vnni", "avxvnni" or "scalar" (the int8 GEMM in use), or
+ * NULL without W8A8; $EMB_I8 forces one */
+void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
+                           int *a8, const char **kernel);
+
+/*
+ * Heads.  The architecture in config.json names the head
+ * (*ForSequenceClassification: a classifier over the first token, with
+ * num_labels from id2label; *ForMaskedLM: the masked-LM head, decoder
+ * tied to the word embeddings when the file has none).  Head weights are
+ * read on the first emb_model_forward_head call that needs them.
+ */
+enum emb_head {
+	EMB_HEAD_NONE = 0,
+	EMB_HEAD_CLASSIFIER = 1,
+	EMB_HEAD_MLM = 2,
+};
+/* what emb_model_forward_head writes */
+enum emb_out {
+	EMB_OUT_HIDDEN = 0,     /* (tokens, hidden): as emb_model_forward */
+	EMB_OUT_LOGITS = 1,     /* classifier: (nseq, num_labels) */
+	EMB_OUT_MLM = 2,        /* masked LM: (tokens, vocab) logits */
+	EMB_OUT_SPLADE = 3,     /* masked LM: (nseq, vocab) SPLADE weights,
+	                           max over tokens of log(1 + relu(logit)) */
+};
+int emb_model_head(const emb_model *m);         /* enum emb_head */
+int emb_model_num_labels(const emb_model *m);   /* 0: no classifier */
+/* id2label name of label i (borrowed), NULL when out of range */
+const char *emb_model_label(const emb_model *m, int i);
+/* floats per row of output KIND (rows: tokens or sequences, see enum) */
+size_t emb_model_out_width(const emb_model *m, int kind);
+/*
+ * Forward NSEQ sequences (as emb_model_forward) through the head that
+ * KIND needs; out: rows x emb_model_out_width(m, kind).  Error when the
+ * model has no such head or its weights are missing.  Batching and
+ * threads do not change results.
+ */
+int emb_model_forward_head(emb_model *m, float *out, int kind,
+                           const emb_seq *seqs, int nseq, emb_err *err);
+
+#endif /* EMB_NN_H */

@@ -1,0 +1,425 @@
+/*
+ * quant.c - embedding quantization as sentence-transformers'
+ * quantize_embeddings computes it (numpy, float32):
+ *
+ *   steps = (max - min) / 255
+ *   uint8 = ((x - min) / steps).astype(uint8)
+ *   int8  = ((x - min) / steps - 128).astype(int8)
+ *   ubinary = packbits(x > 0)          (first value in the high bit)
+ *   binary  = ubinary - 128 as int8
+ *
+ * numpy's astype truncates toward zero and wraps values outside the
+ * type; here they saturate (and NaN gives the lowest value).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <jansson.h>
+#include "st/st.h"
+#include "kern/qkernels.h"
+
+static const char *const vq_names[] = { NULL, "int8", "uint8", "binary",
+                                        "ubinary" };
+
+int emb_vq_parse(const char *s)
+{
+	for (int i = 1; i < 5; i++)
+		if (!strcmp(s, vq_names[i]))
+			return i;
+	return 0;
+}
+
+const char *emb_vq_name(int kind)
+{
+	return kind >= 1 && kind <= 4 ? vq_names[kind] : NULL;
+}
+
+size_t emb_vq_width(int kind, int dim)
+{
+	if (dim <= 0)
+		return 0;
+	if (kind == EMB_VQ_BINARY || kind == EMB_VQ_UBINARY)
+		return ((size_t)dim + 7) / 8;
+	return (size_t)dim;
+}
+
+void emb_vq_ranges_init(float *mins, float *maxs, int dim)
+{
+	for (int i = 0; i < dim; i++) {
+		mins[i] = INFINITY;
+		maxs[i] = -INFINITY;
+	}
+}
+
+void emb_vq_ranges_add(float *mins, float *maxs, const float *v, int dim)
+{
+	for (int i = 0; i < dim; i++) {
+		if (v[i] < mins[i])
+			mins[i] = v[i];
+		if (v[i] > maxs[i])
+			maxs[i] = v[i];
+	}
+}
+
+/* truncate toward zero and clamp to [lo, hi]; *sat counts clamps */
+static int32_t clampf(float x, int lo, int hi, size_t *sat)
+{
+	if (isnan(x)) {
+		(*sat)++;
+		return lo;
+	}
+	x = truncf(x);
+	if (x < (float)lo) {
+		(*sat)++;
+		return lo;
+	}
+	if (x > (float)hi) {
+		(*sat)++;
+		return hi;
+	}
+	return (int32_t)x;
+}
+
+size_t emb_vq_quantize(int32_t *out, int kind, const float *v, int dim,
+                       const float *mins, const float *maxs)
+{
+	size_t sat = 0;
+
+	if (kind == EMB_VQ_INT8 || kind == EMB_VQ_UINT8) {
+		for (int i = 0; i < dim; i++) {
+			/* float32 throughout, as numpy; this file is built
+			 * without -mfma, so nothing is contracted */
+			float step = (maxs[i] - mins[i]) / 255.0f;
+			float q = (v[i] - mins[i]) / step;
+			if (kind == EMB_VQ_INT8)
+				out[i] = clampf(q - 128.0f, -128, 127, &sat);
+			else
+				out[i] = clampf(q, 0, 255, &sat);
+		}
+		return sat;
+	}
+	for (size_t b = 0; b < emb_vq_width(kind, dim); b++) {
+		int byte = 0;
+		for (int k = 0; k < 8; k++) {
+			size_t i = b * 8 + (size_t)k;
+			if (i < (size_t)dim && v[i] > 0)
+				byte |= 0x80 >> k;
+		}
+		out[b] = kind == EMB_VQ_BINARY ? byte - 128 : byte;
+	}
+	return 0;
+}
+
+void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
+                       const float *mins, const float *maxs)
+{
+	if (kind == EMB_VQ_INT8 || kind == EMB_VQ_UINT8) {
+		for (int i = 0; i < dim; i++) {
+			float step = (maxs[i] - mins[i]) / 255.0f;
+			int u = q[i] + (kind == EMB_VQ_INT8 ? 128 : 0);
+			out[i] = mins[i] + ((float)u + 0.5f) * step;
+		}
+		return;
+	}
+	for (int i = 0; i < dim; i++) {
+		int byte = q[i / 8] + (kind == EMB_VQ_BINARY ? 128 : 0);
+		out[i] = byte & (0x80 >> (i % 8)) ? 1.0f : -1.0f;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* quantized checkpoints                                               */
+
+static uint16_t f32_to_f16(float f)
+{
+	uint32_t x, sign, man, h, rem;
+	int32_t e;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	man = x & 0x7fffff;
+	if (((x >> 23) & 0xff) == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+	e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (e <= 0) {            /* subnormal half */
+		int shift = 14 - e;
+		if (shift > 24)
+			return (uint16_t)sign;
+		man |= 0x800000;
+		h = man >> shift;
+		rem = man & ((1u << shift) - 1);
+		if (rem > (1u << (shift - 1)) ||
+		    (rem == (1u << (shift - 1)) && (h & 1)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	h = sign | ((uint32_t)e << 10) | (man >> 13);
+	rem = man & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+		h++;            /* a carry into the exponent is still right */
+	return (uint16_t)h;
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, 4);
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((x >> 16) | 0x40);
+	x += 0x7fff + ((x >> 16) & 1);
+	return (uint16_t)(x >> 16);
+}
+
+/* a linear layer's weight: 2-D "*.weight", not an embedding or a norm */
+static int is_linear(const emb_tensor *t)
+{
+	char low[512];
+	size_t n = strlen(t->name), i;
+
+	if (t->ndim != 2 || n < 7 || n >= sizeof(low) ||
+	    strcmp(t->name + n - 7, ".weight"))
+		return 0;
+	for (i = 0; i <= n; i++)
+		low[i] = (char)tolower((unsigned char)t->name[i]);
+	return !strstr(low, "embed") && !strstr(low, "norm");
+}
+
+static int is_float(emb_dtype d)
+{
+	return d == EMB_DT_F32 || d == EMB_DT_F16 || d == EMB_DT_BF16 ||
+	       d == EMB_DT_F64;
+}
+
+/* copy file SRC to DST */
+static int copy_file(const char *src, const char *dst, emb_err *err)
+{
+	FILE *in = fopen(src, "rb"), *out;
+	char buf[65536];
+	size_t n;
+	int rc = 0;
+
+	if (!in)
+		return emb_err_set(err, "%s: %s", src, strerror(errno));
+	if (!(out = fopen(dst, "wb"))) {
+		fclose(in);
+		return emb_err_set(err, "%s: %s", dst, strerror(errno));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n) {
+			rc = emb_err_set(err, "%s: write error: %s", dst,
+			                 strerror(errno));
+			break;
+		}
+	if (ferror(in))
+		rc = emb_err_set(err, "%s: read error", src);
+	fclose(in);
+	if (fclose(out) != 0 && !rc)
+		rc = emb_err_set(err, "%s: write error: %s", dst, strerror(errno));
+	return rc;
+}
+
+/* copy the files of SRC into DST, but not the top level's weights */
+static int copy_tree(const char *src, const char *dst, int depth,
+                     emb_err *err)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (depth > 4)
+		return 0;
+	if (mkdir(dst, 0777) != 0 && errno != EEXIST)
+		return emb_err_set(err, "%s: %s", dst, strerror(errno));
+	if (!(d = opendir(src)))
+		return emb_err_set(err, "%s: %s", src, strerror(errno));
+	while (!rc && (e = readdir(d))) {
+		char s[PATH_MAX], t[PATH_MAX];
+		size_t n = strlen(e->d_name);
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		if (depth == 0 && ((n > 12 && !strcmp(e->d_name + n - 12,
+		                                      ".safetensors")) ||
+		                   !strcmp(e->d_name, "model.safetensors.index.json")))
+			continue;
+		if ((size_t)snprintf(s, sizeof(s), "%s/%s", src, e->d_name) >= sizeof(s) ||
+		    (size_t)snprintf(t, sizeof(t), "%s/%s", dst, e->d_name) >= sizeof(t))
+			continue;
+		if (stat(s, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			rc = copy_tree(s, t, depth + 1, err);
+		else if (S_ISREG(st.st_mode))
+			rc = copy_file(s, t, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+int emb_quantize_model(const char *dir, const char *out, const char *type,
+                       emb_err *err)
+{
+	emb_safetensors *st = NULL;
+	json_t *hdr = NULL, *meta;
+	char path[PATH_MAX], r1[PATH_MAX], r2[PATH_MAX], *htext = NULL;
+	FILE *f = NULL;
+	size_t n, off = 0, hlen;
+	int w8 = !strcmp(type, "int8"), f16 = !strcmp(type, "f16");
+	int rc = -1, nq = 0;
+	float *buf = NULL;
+	void *obuf = NULL;
+
+	if (!w8 && !f16 && strcmp(type, "bf16"))
+		return emb_err_set(err, "unknown weight type '%s' (int8, f16, bf16)",
+		                   type);
+	if (mkdir(out, 0777) != 0 && errno != EEXIST)
+		return emb_err_set(err, "%s: %s", out, strerror(errno));
+	if (realpath(dir, r1) && realpath(out, r2) && !strcmp(r1, r2))
+		return emb_err_set(err, "%s: the output directory is the model's "
+		                   "own", out);
+	if (emb_safetensors_open(&st, dir, err) < 0)
+		return -1;
+	if (emb_safetensors_check_finite(st, err) < 0) {
+		emb_safetensors_free(st);
+		return -1;
+	}
+	if (!(hdr = json_object()) || !(meta = json_object()))
+		goto oom;
+	json_object_set_new(meta, "format", json_string("pt"));
+	json_object_set_new(meta, "emb.quantization", json_string(
+		w8 ? "int8-rowwise-symmetric: I8 weight W, F32 W_scale (rows), "
+		     "w = W * W_scale" : type));
+	n = emb_safetensors_count(st);
+	/* the header: every tensor's new dtype, shape and offsets */
+	for (size_t i = 0; i < n; i++) {
+		const emb_tensor *t = emb_safetensors_at(st, i);
+		int q = w8 && is_float(t->dtype) && is_linear(t);
+		int h = !w8 && is_float(t->dtype) && t->dtype != EMB_DT_F16 &&
+		        t->dtype != EMB_DT_BF16;
+		emb_dtype dt = q ? EMB_DT_I8 : h ? (f16 ? EMB_DT_F16 : EMB_DT_BF16) :
+		               t->dtype;
+		size_t bytes = (size_t)t->numel * emb_dtype_size(dt);
+		json_t *o = json_object(), *shape = json_array();
+		if (!o || !shape)
+			goto oom;
+		for (int d = 0; d < t->ndim; d++)
+			json_array_append_new(shape, json_integer(t->shape[d]));
+		json_object_set_new(o, "dtype", json_string(emb_dtype_name(dt)));
+		json_object_set_new(o, "shape", shape);
+		json_object_set_new(o, "data_offsets", json_pack("[II]",
+			(json_int_t)off, (json_int_t)(off + bytes)));
+		json_object_set_new(hdr, t->name, o);
+		off += bytes;
+		if (q) {
+			char sn[600];
+			snprintf(sn, sizeof(sn), "%s_scale", t->name);
+			if (emb_safetensors_find(st, sn)) {
+				emb_err_set(err, "%s: tensor '%s' exists already", t->file,
+				            sn);
+				goto out;
+			}
+			bytes = (size_t)t->shape[0] * 4;
+			json_object_set_new(hdr, sn, json_pack("{s:s,s:[I],s:[II]}",
+				"dtype", "F32", "shape", (json_int_t)t->shape[0],
+				"data_offsets", (json_int_t)off, (json_int_t)(off + bytes)));
+			off += bytes;
+			nq++;
+		}
+	}
+	if (w8 && nq == 0) {
+		emb_err_set(err, "%s: no linear layer weights to quantize", dir);
+		goto out;
+	}
+	json_object_set_new(hdr, "__metadata__", meta);
+	if (!(htext = json_dumps(hdr, JSON_COMPACT)))
+		goto oom;
+	hlen = strlen(htext);
+	if (copy_tree(dir, out, 0, err) < 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/model.safetensors", out);
+	if (!(f = fopen(path, "wb"))) {
+		emb_err_set(err, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	{
+		size_t padded = (hlen + 7) / 8 * 8;
+		unsigned char len8[8];
+		for (int b = 0; b < 8; b++)
+			len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
+		fwrite(len8, 1, 8, f);
+		fwrite(htext, 1, hlen, f);
+		for (size_t p = hlen; p < padded; p++)
+			fputc(' ', f);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const emb_tensor *t = emb_safetensors_at(st, i);
+		int q = w8 && is_float(t->dtype) && is_linear(t);
+		int h = !w8 && is_float(t->dtype) && t->dtype != EMB_DT_F16 &&
+		        t->dtype != EMB_DT_BF16;
+		size_t cnt = (size_t)t->numel;
+		if (!q && !h) {
+			fwrite(t->data, 1, t->nbytes, f);
+			continue;
+		}
+		free(buf);
+		free(obuf);
+		obuf = NULL;
+		if (!(buf = malloc((cnt ? cnt : 1) * sizeof(float))) ||
+		    !(obuf = malloc((cnt ? cnt : 1) * 2 + (q ? (size_t)t->shape[0] * 4 : 0))))
+			goto oom;
+		if (emb_tensor_to_f32(buf, t, err) < 0)
+			goto out;
+		if (q) {
+			int rows = (int)t->shape[0], cols = (int)t->shape[1];
+			float *ws = malloc((size_t)rows * sizeof(float));
+			if (!ws)
+				goto oom;
+			// W (rows,cols) -> I8 (rows,cols) + scales (rows)
+			emb_i8_quantize_rows(obuf, ws, buf, rows, cols);
+			fwrite(obuf, 1, cnt, f);
+			for (int r = 0; r < rows; r++) {
+				unsigned char le[4];
+				uint32_t x;
+				memcpy(&x, &ws[r], 4);
+				for (int b = 0; b < 4; b++)
+					le[b] = (unsigned char)(x >> (8 * b));
+				fwrite(le, 1, 4, f);
+			}
+			free(ws);
+		} else {
+			unsigned char *o = obuf;
+			for (size_t k = 0; k < cnt; k++) {
+				uint16_t v = f16 ? f32_to_f16(buf[k]) : f32_to_bf16(buf[k]);
+				o[2 * k] = (unsigned char)(v & 0xff);
+				o[2 * k + 1] = (unsigned char)(v >> 8);
+			}
+			fwrite(o, 1, 2 * cnt, f);
+		}
+	}
+	if (ferror(f)) {
+		emb_err_set(err, "%s: write error: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	emb_err_set(err, "out of memory");
+out:
+	if (f && fclose(f) != 0 && rc == 0)
+		rc = emb_err_set(err, "%s: write error: %s", path, strerror(errno));
+	free(buf);
+	free(obuf);
+	free(htext);
+	json_decref(hdr);
+	emb_safetensors_free(st);
+	return rc;
+}

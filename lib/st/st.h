@@ -1,0 +1,102 @@
+/*
+ * st/st.h - sentence-transformers post-processing: Pooling, Normalize,
+ * cross-encoder activations and ranking, MaxSim, vector quantization.
+ * Layer st: includes base, kern, io, tok and nn.
+ */
+#ifndef EMB_ST_H
+#define EMB_ST_H
+
+#include "base/base.h"
+#include "io/io.h"
+#include "tok/tok.h"
+#include "nn/nn.h"
+
+/* ------------------------------------------------------------------ */
+/* pooling                                                             */
+
+/* width of the pooled vector for MODES over hidden size D */
+int emb_pool_dim(unsigned modes, int d);
+/*
+ * tok (n, d) -> out (emb_pool_dim(modes, d)).  The first SKIP rows take no
+ * part in mean/max/weighted pooling (prompt tokens when include_prompt is
+ * false); CLS is row 0 and last is row n-1 regardless.
+ */
+int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
+             int skip, emb_err *err);
+/* v /= max(||v||, 1e-12), as torch.nn.functional.normalize */
+void emb_normalize(float *v, int d);
+
+/* ------------------------------------------------------------------ */
+/* reranking (lib/rerank.c)                                            */
+
+enum emb_activation {
+	EMB_ACTIVATION_NONE = 0,        /* raw logits (Identity) */
+	EMB_ACTIVATION_SIGMOID = 1,     /* per label */
+	EMB_ACTIVATION_SOFTMAX = 2,     /* over the labels */
+};
+/* "none"/"identity", "sigmoid", "softmax", or a sentence-transformers
+ * class name ("torch.nn.modules.activation.Sigmoid"); -1 when unknown */
+int emb_activation_parse(const char *s);
+const char *emb_activation_name(int act);
+/*
+ * The cross-encoder activation the model in DIR declares:
+ * config_sentence_transformers.json or config.json
+ * "sentence_transformers": {"activation_fn": ...}; EMB_ACTIVATION_NONE
+ * when neither says anything.  -1 (err) on an unknown or bad value.
+ */
+int emb_activation_default(int *out, const char *dir, emb_err *err);
+/* v (n) in place */
+void emb_activation_apply(float *v, int n, int act);
+/* order (n): indices of scores (n) best first, ties by lower index */
+void emb_rank_order(int *order, const float *scores, int n);
+/*
+ * ColBERT late interaction: sum over query rows q (nq, dim) of the max
+ * over document rows d (nd, dim) of cos(q_i, d_j).  Rows are normalized
+ * as torch.nn.functional.normalize (eps 1e-12); 0 when nd is 0.
+ */
+double emb_maxsim(const float *q, int nq, const float *d, int nd, int dim);
+
+/* ------------------------------------------------------------------ */
+/* vector quantization (lib/quant.c): sentence-transformers'           */
+/* quantize_embeddings in float32, saturating out-of-range values      */
+
+enum emb_vq {
+	EMB_VQ_INT8 = 1,        /* (x - min) / ((max - min) / 255) - 128 */
+	EMB_VQ_UINT8 = 2,       /* (x - min) / ((max - min) / 255) */
+	EMB_VQ_BINARY = 3,      /* packbits(x > 0) - 128 as int8 */
+	EMB_VQ_UBINARY = 4,     /* packbits(x > 0) */
+};
+/* "int8", "uint8", "binary", "ubinary" -> enum emb_vq; 0 when unknown */
+int emb_vq_parse(const char *s);
+const char *emb_vq_name(int kind);   /* also the output field name */
+/* values per quantized vector of dim floats */
+size_t emb_vq_width(int kind, int dim);
+/* running per-dimension ranges: mins/maxs (dim) start at +inf/-inf */
+void emb_vq_ranges_init(float *mins, float *maxs, int dim);
+void emb_vq_ranges_add(float *mins, float *maxs, const float *v, int dim);
+/*
+ * v (dim) -> out (emb_vq_width): float32 arithmetic, truncation toward
+ * zero, then saturation to the type's range (NaN, e.g. a dimension with
+ * min == max, gives the lowest value).  mins/maxs only for int8/uint8.
+ * Returns the number of values that saturated.
+ */
+size_t emb_vq_quantize(int32_t *out, int kind, const float *v, int dim,
+                       const float *mins, const float *maxs);
+/* the matching unpacking for scoring: q (emb_vq_width) -> out (dim):
+ * binary/ubinary: +1 for a set bit, -1 for a clear one (so that a dot
+ * product is dim - 2 * hamming distance); int8/uint8: the center of the
+ * value's bucket, min + (u + 0.5) * step (u = q, or q + 128 for int8) */
+void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
+                       const float *mins, const float *maxs);
+
+/*
+ * Write a converted checkpoint of the model in DIR to OUT (created; the
+ * config, tokenizer and module files are copied): TYPE "int8": every
+ * linear layer weight (2-D "*.weight", not an embedding or norm) as I8
+ * with an F32 "<name>_scale" per row (w = q * scale), the rest as is;
+ * "f16", "bf16": every F32/F64 tensor converted (round to nearest even).
+ * The metadata key "emb.quantization" names the scheme.
+ */
+int emb_quantize_model(const char *dir, const char *out, const char *type,
+                       emb_err *err);
+#endif /* EMB_ST_H */

@@ -1,0 +1,452 @@
+/*
+ * tokenizer-internal.h - the tokenizer pipeline (private to lib/).
+ *
+ * A tokenizer is a pipeline of components, as in Hugging Face
+ * tokenizer.json:
+ *
+ *   input (UTF-8) -> code points with alignments (tk_str)
+ *     -> split on added tokens that are not normalized (original text)
+ *     -> normalizer                       (tk_normalizer, normalizer.c;
+ *                                            Precompiled: precompiled.c)
+ *     -> split on normalized added tokens (normalized text)
+ *     -> pre-tokenizer: pieces (tk_spans)  (tk_pretok, normalizer.c and
+ *                                            pretok.c; regexes: pretok.c)
+ *     -> model: tokens per piece           (tk_model, wordpiece.c, bpe.c,
+ *                                            unigram.c)
+ *     -> truncation, post-processor        (tk_post, tokenizer.c)
+ *
+ * Every stage is a tagged struct with a switch on its type, so new
+ * component types (NFC, Precompiled, ByteLevel, Metaspace, BPE,
+ * Unigram...) are added as new enum values and cases, without changing
+ * the pipeline.  Text is kept as code points, each carrying the span
+ * [start, end) of original code points it came from, so that token
+ * offsets map back to the input through any normalization.
+ */
+#ifndef TOKENIZER_INTERNAL_H
+#define TOKENIZER_INTERNAL_H
+
+#include <jansson.h>
+#include "tok/tok.h"
+
+/* ------------------------------------------------------------------ */
+/* aligned code point strings                                          */
+
+typedef struct tk_str {
+	uint32_t *c;            /* code points */
+	int32_t *o;             /* 2 per code point: [start, end) in original
+	                           code points */
+	size_t n, cap;
+} tk_str;
+
+void tk_str_release(tk_str *s);
+int tk_str_reserve(tk_str *s, size_t n);   /* 0, or -1 out of memory */
+/* append one code point aligned to [os, oe); caller reserved room */
+static inline void tk_str_put(tk_str *s, uint32_t c, int32_t os, int32_t oe)
+{
+	s->c[s->n] = c;
+	s->o[2 * s->n] = os;
+	s->o[2 * s->n + 1] = oe;
+	s->n++;
+}
+int tk_str_push(tk_str *s, uint32_t c, int32_t os, int32_t oe);
+
+/* strict UTF-8 decoding (no overlongs, surrogates or > U+10FFFF):
+ * *out (n code points) aligned to [i, i+1); -1 with a message on error */
+int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err);
+/* write c as UTF-8 into p (4 bytes room); returns bytes written */
+size_t tk_utf8_put(char *p, uint32_t c);
+
+/* a range [a, b) of code points of a tk_str */
+typedef struct tk_span {
+	size_t a, b;
+} tk_span;
+
+typedef struct tk_spans {
+	tk_span *v;
+	size_t n, cap;
+} tk_spans;
+
+int tk_spans_push(tk_spans *s, size_t a, size_t b);
+void tk_spans_release(tk_spans *s);
+
+/* ------------------------------------------------------------------ */
+/* Unicode predicates with Hugging Face tokenizers' exact semantics     */
+
+int tk_is_whitespace(uint32_t c);     /* Rust char::is_whitespace */
+int tk_is_control(uint32_t c);        /* BertNormalizer is_control */
+int tk_is_bert_punct(uint32_t c);     /* ASCII or Unicode punctuation */
+int tk_is_nonspacing_mark(uint32_t c);   /* BertNormalizer strip_accents */
+int tk_is_combining_mark(uint32_t c);    /* StripAccents normalizer */
+int tk_is_chinese(uint32_t c);
+/* Rust char::to_lowercase: writes 1..3 code points, returns count */
+int tk_tolower(uint32_t out[3], uint32_t c);
+
+/* ------------------------------------------------------------------ */
+/* normalizers                                                         */
+
+enum tk_norm_type {
+	TK_NORM_BERT = 1,
+	TK_NORM_LOWERCASE,
+	TK_NORM_NFD,
+	TK_NORM_STRIP_ACCENTS,
+	TK_NORM_SEQUENCE,
+	TK_NORM_NFC,
+	TK_NORM_NFKD,
+	TK_NORM_NFKC,
+	TK_NORM_STRIP,          /* Strip: whitespace at the ends */
+	TK_NORM_REPLACE,        /* Replace: string or regex -> content */
+	TK_NORM_PREPEND,
+	TK_NORM_PRECOMPILED,    /* SentencePiece charsmap (precompiled.c) */
+};
+
+/* a compiled regular expression (pretok.c): PCRE2, 32-bit code units,
+ * so that it matches tk_str code points directly */
+typedef struct tk_regex tk_regex;
+
+/* a pattern of Split and Replace: a literal string or a regex */
+typedef struct tk_pattern {
+	uint32_t *lit;          /* literal code points (NULL for a regex) */
+	size_t n;
+	tk_regex *re;
+	int gpt2;               /* the GPT-2 pattern: hand-written scanner */
+} tk_pattern;
+
+int tk_pattern_parse(tk_pattern *out, const json_t *j, const char *file,
+                     const char *field, emb_err *err);
+void tk_pattern_release(tk_pattern *p);
+/* Matches of P in c[a, b) (non-overlapping, left to right) appended to
+ * OUT as spans. -1 out of memory or regex failure. */
+int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
+                    size_t a, size_t b);
+
+/* SentencePiece precompiled charsmap (Darts double array + strings) */
+typedef struct tk_charsmap {
+	uint32_t *units;        /* double array */
+	size_t n_units;
+	char *norm;             /* NUL-separated replacement strings */
+	size_t n_norm;
+} tk_charsmap;
+
+typedef struct tk_normalizer {
+	int type;
+	union {
+		struct {
+			int clean_text, chinese, strip_accents, lowercase;
+		} bert;
+		struct {
+			struct tk_normalizer *v;
+			size_t n;
+		} seq;
+		struct {
+			int left, right;
+		} strip;
+		struct {
+			tk_pattern pat;
+			uint32_t *content;
+			size_t n;
+		} replace;
+		struct {
+			uint32_t *s;
+			size_t n;
+		} prepend;
+		tk_charsmap cmap;
+	} u;
+} tk_normalizer;
+
+int tk_charsmap_parse(tk_charsmap *out, const char *b64, size_t len,
+                      const char *file, const char *field, emb_err *err);
+void tk_charsmap_release(tk_charsmap *m);
+int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *tmp);
+/* decode UTF-8 S (NUL-terminated) into a new code point array */
+uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);
+
+/* Parse JSON J (FILE and FIELD name it in messages). DEPTH bounds
+ * nesting. */
+/* optional boolean member KEY of J (an object named FIELD in FILE): *out
+ * keeps its default when absent or null; a non-boolean is an error */
+int tk_opt_bool(int *out, const json_t *j, const char *key,
+                const char *file, const char *field, emb_err *err);
+int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
+                        const char *file, const char *field, int depth,
+                        emb_err *err);
+void tk_normalizer_release(tk_normalizer *n);
+/* s := normalize(s); tmp is scratch.  -1 only when out of memory. */
+int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp);
+
+/* ------------------------------------------------------------------ */
+/* pre-tokenizers                                                      */
+
+enum tk_pretok_type {
+	TK_PRE_BERT = 1,
+	TK_PRE_WHITESPACE_SPLIT,
+	TK_PRE_SEQUENCE,
+	TK_PRE_BYTELEVEL,
+	TK_PRE_METASPACE,
+	TK_PRE_WHITESPACE,
+	TK_PRE_PUNCTUATION,
+	TK_PRE_DIGITS,
+	TK_PRE_SPLIT,
+};
+
+/* SplitDelimiterBehavior */
+enum tk_split_behavior {
+	TK_SPLIT_REMOVED = 1,
+	TK_SPLIT_ISOLATED,
+	TK_SPLIT_MERGED_PREV,
+	TK_SPLIT_MERGED_NEXT,
+	TK_SPLIT_CONTIGUOUS,
+};
+
+enum { TK_PREPEND_ALWAYS = 0, TK_PREPEND_FIRST, TK_PREPEND_NEVER };
+
+typedef struct tk_pretok {
+	int type;
+	union {
+		struct {
+			struct tk_pretok *v;
+			size_t n;
+		} seq;
+		struct {
+			int add_prefix_space, use_regex;
+		} bl;
+		struct {
+			uint32_t repl;
+			int scheme, split;
+		} meta;
+		struct {
+			int behavior;
+		} punct;
+		struct {
+			int individual;
+		} digits;
+		struct {
+			tk_pattern pat;
+			int behavior, invert;
+		} split;
+	} u;
+} tk_pretok;
+
+int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
+                    const char *field, int depth, emb_err *err);
+void tk_pretok_release(tk_pretok *p);
+/* Split the pieces IN of S into OUT (cleared first); tmp and stmp are
+ * scratch.  Pre-tokenizers that rewrite text (ByteLevel, Metaspace)
+ * rewrite S, and OUT then indexes the new S. */
+int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
+                   const tk_spans *in, tk_spans *tmp, tk_str *stmp);
+
+/* pretok.c: the pre-tokenizers of issue 3 */
+int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
+                     const char *file, const char *field, emb_err *err);
+int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
+                    const tk_spans *in, tk_str *stmp);
+void tk_pretok_release2(tk_pretok *p);
+/* split pieces by the spans M of matches, as BEHAVIOR says */
+int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
+                int behavior, int invert);
+int tk_is_word(uint32_t c);             /* regex \w */
+
+/* ------------------------------------------------------------------ */
+/* vocabularies: string -> id hash map, id -> string                   */
+
+typedef struct tk_vocab {
+	char *arena;            /* NUL-terminated strings */
+	size_t arena_len, arena_cap;
+	uint32_t *off, *len;    /* per entry */
+	int32_t *id;            /* per entry */
+	size_t n, cap;
+	uint32_t *slots;        /* entry index + 1; 0 = empty */
+	size_t mask;
+	const char **by_id;     /* id -> string (borrowed from arena) */
+	size_t n_ids;           /* highest id + 1 */
+} tk_vocab;
+
+void tk_vocab_release(tk_vocab *v);
+/* add (S, LEN) -> ID; a later duplicate string overrides the id */
+int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
+/* build the hash table and id index after the last add */
+int tk_vocab_build(tk_vocab *v);
+/* id of PREFIX + S (prefix may be empty), -1 if absent */
+int32_t tk_vocab_get2(const tk_vocab *v, const char *prefix, size_t plen,
+                      const char *s, size_t len);
+static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
+                                   size_t len)
+{
+	return tk_vocab_get2(v, "", 0, s, len);
+}
+const char *tk_vocab_str(const tk_vocab *v, int32_t id);
+
+/* ------------------------------------------------------------------ */
+/* models                                                              */
+
+enum tk_model_type {
+	TK_MODEL_WORDPIECE = 1,
+	TK_MODEL_BPE,
+	TK_MODEL_UNIGRAM,
+};
+
+/* tokens of one sequence: ids and [start, end) original offsets */
+typedef struct tk_toks {
+	int32_t *id;
+	int32_t *off;           /* 2 per token */
+	uint32_t *ws;           /* TK_WS_KNOWN | leading | trailing << 15:
+	                           whitespace at the ends of an added
+	                           token's text; 0 for model tokens (their
+	                           text is their vocabulary string) */
+	size_t n, cap;
+} tk_toks;
+
+#define TK_WS_KNOWN (1u << 31)
+
+int tk_toks_push(tk_toks *t, int32_t id, int32_t os, int32_t oe);
+void tk_toks_release(tk_toks *t);
+
+typedef struct tk_wordpiece {
+	tk_vocab vocab;
+	char *unk;              /* unk token string */
+	int32_t unk_id;         /* -1 when unk is not in the vocab */
+	char *prefix;           /* continuing_subword_prefix */
+	size_t prefix_len;
+	size_t max_chars;       /* max_input_chars_per_word */
+} tk_wordpiece;
+
+/* BPE merges: (left id, right id) -> (rank, new id), open addressing */
+typedef struct tk_merge {
+	uint64_t key;           /* left << 32 | right, + 1; 0 = empty */
+	int32_t rank, id;
+} tk_merge;
+
+typedef struct tk_bpe {
+	tk_vocab vocab;
+	tk_merge *merges;
+	size_t mask, n_merges;
+	char *unk;              /* NULL: unknown characters are dropped */
+	int32_t unk_id;
+	char *prefix, *suffix;  /* continuing_subword_prefix,
+	                           end_of_word_suffix ("" when none) */
+	int fuse_unk, byte_fallback, ignore_merges;
+	int32_t byte_id[256];   /* <0xXX> ids, -1 when absent */
+} tk_bpe;
+
+typedef struct tk_unigram {
+	tk_vocab vocab;
+	double *score;          /* per id */
+	size_t n;
+	int32_t unk_id;         /* -1: none */
+	double unk_score;       /* min score - 10 */
+	int byte_fallback;
+	size_t max_len;         /* longest piece, bytes */
+	int32_t byte_id[256];
+} tk_unigram;
+
+typedef struct tk_model {
+	int type;
+	union {
+		tk_wordpiece wp;
+		tk_bpe bpe;
+		tk_unigram uni;
+	} u;
+} tk_model;
+
+/* per-call scratch for models */
+typedef struct tk_model_work {
+	char *u8;               /* UTF-8 of the current word */
+	size_t *pos;            /* byte offset of each code point, +1 */
+	size_t cap;
+	void *sym;              /* BPE symbols / Unigram lattice */
+	size_t sym_cap;         /* in elements of the model's own type */
+	void *heap;             /* BPE merge heap / Unigram path */
+	size_t heap_cap;        /* idem */
+} tk_model_work;
+
+/* make room for N code points in w->u8 / w->pos and fill them from
+ * s[a, a+n); -1 out of memory */
+int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n);
+
+int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file,
+                 emb_err *err);
+void tk_bpe_release(tk_bpe *b);
+int tk_bpe_tokenize(const tk_bpe *b, tk_toks *out, const tk_str *s,
+                    tk_span sp, tk_model_work *w, emb_err *err);
+int tk_unigram_parse(tk_unigram *u, const json_t *j, const char *file,
+                     emb_err *err);
+void tk_unigram_release(tk_unigram *u);
+int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
+                        tk_span sp, tk_model_work *w, emb_err *err);
+
+void tk_model_work_release(tk_model_work *w);
+
+int tk_model_parse(tk_model *out, const json_t *j, const char *file,
+                   emb_err *err);
+/* the BERT WordPiece model from a vocab.txt file */
+int tk_wordpiece_from_vocab_txt(tk_model *out, const char *path,
+                                const char *unk, emb_err *err);
+void tk_model_release(tk_model *m);
+/* append the tokens of the piece SP of S to OUT */
+int tk_model_tokenize(const tk_model *m, tk_toks *out, const tk_str *s,
+                      tk_span sp, tk_model_work *w, emb_err *err);
+const tk_vocab *tk_model_vocab(const tk_model *m);
+
+/* ------------------------------------------------------------------ */
+/* added tokens                                                        */
+
+typedef struct tk_added {
+	char *content;          /* UTF-8, as in the file */
+	uint32_t *c;            /* code points to match (normalized when
+	                           normalized is set) */
+	size_t n;
+	int32_t id;
+	unsigned char special, lstrip, rstrip, single_word, normalized;
+} tk_added;
+
+/* a matching set: indices into the added array sorted by first code
+ * point, then by length (longest first) */
+typedef struct tk_addset {
+	size_t *ix;
+	size_t n;
+} tk_addset;
+
+/* ------------------------------------------------------------------ */
+/* post-processor: a template of special tokens and sequences           */
+
+typedef struct tk_tpl_item {
+	int seq;                /* -1: special tokens; 0: A; 1: B */
+	int type_id;
+	int32_t *ids;           /* special: the ids it adds */
+	size_t n;
+} tk_tpl_item;
+
+enum tk_post_type {
+	TK_POST_NONE = 0,
+	TK_POST_TEMPLATE,       /* TemplateProcessing, BertProcessing and
+	                           RobertaProcessing all become templates;
+	                           ByteLevel only sets trim_offsets; a
+	                           Sequence merges its members */
+};
+
+typedef struct tk_post {
+	int type;
+	int trim_offsets;       /* RobertaProcessing: trim whitespace */
+	int add_prefix_space;
+	tk_tpl_item *single, *pair;
+	size_t n_single, n_pair;
+} tk_post;
+
+/* ------------------------------------------------------------------ */
+
+struct emb_tokenizer {
+	char *file;             /* path named in messages */
+	int has_norm, has_pre;
+	tk_normalizer norm;
+	tk_pretok pre;
+	tk_model model;
+	tk_post post;
+	tk_added *added;
+	size_t n_added;
+	tk_addset raw_set;      /* normalized == 0 */
+	tk_addset norm_set;     /* normalized == 1 */
+	tk_vocab added_vocab;   /* content -> id */
+	size_t n_ids;           /* highest id + 1 over model and added */
+};
+
+#endif /* TOKENIZER_INTERNAL_H */

@@ -1,0 +1,62 @@
+/*
+ * tok/tok.h - tokenizers from tokenizer.json (WordPiece, byte-level BPE,
+ * SentencePiece Unigram) with their normalizers, pre-tokenizers and
+ * post-processors.  Layer tok: includes base and io.
+ */
+#ifndef EMB_TOK_H
+#define EMB_TOK_H
+
+#include "base/base.h"
+#include "io/io.h"
+
+/* ------------------------------------------------------------------ */
+/* tokenizer                                                           */
+
+typedef struct emb_tokenizer emb_tokenizer;
+
+/*
+ * Load DIR/tokenizer.json, or (when absent) DIR/vocab.txt with
+ * DIR/tokenizer_config.json (BERT WordPiece).  Needs no weights.
+ * *out: new, emb_tokenizer_free.  The loaded tokenizer is immutable and
+ * emb_tokenize() may be called on it from several threads at once.
+ */
+int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err);
+void emb_tokenizer_free(emb_tokenizer *tok);
+
+typedef struct emb_encoding {
+	int32_t *ids;
+	int32_t *type_ids;
+	int32_t *offsets;       /* 2*len: [start, end) in characters of
+	                           the input (code points); -1,-1 for specials */
+	uint8_t *special;       /* 1 for tokens added by the post-processor */
+	size_t len, cap;
+	size_t truncated;       /* tokens dropped by truncation */
+} emb_encoding;
+
+void emb_encoding_init(emb_encoding *enc);
+void emb_encoding_release(emb_encoding *enc);
+
+typedef struct emb_tok_opts {
+	size_t max_length;      /* 0: no truncation; else total incl. specials */
+	int no_special;         /* 1: do not add special tokens */
+} emb_tok_opts;
+
+/*
+ * Tokenize TEXT (and the pair PAIR when non-NULL) into enc (reused,
+ * overwritten).  Text must be valid UTF-8 (else error).  Truncation:
+ * right side; longest_first for pairs.
+ */
+int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
+                 const char *text, size_t len,
+                 const char *pair, size_t pair_len,
+                 const emb_tok_opts *opts, emb_err *err);
+/* vocabulary string of id (borrowed), NULL when out of range */
+const char *emb_tokenizer_id_to_token(const emb_tokenizer *tok, int32_t id);
+/* id of an exact vocabulary/added token, -1 when absent */
+int32_t emb_tokenizer_token_to_id(const emb_tokenizer *tok, const char *s);
+size_t emb_tokenizer_vocab_size(const emb_tokenizer *tok);
+/* number of special tokens the post-processor adds around one sequence
+ * (e.g. 2 for [CLS] A [SEP]) or a pair (3 or 4) */
+size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair);
+
+#endif /* EMB_TOK_H */

@@ -1,0 +1,334 @@
+/*
+ * tool/emb-tool.h - what only the commands need: the option parser and
+ * record driver shared by cmd/emb-*.c, the text front end, validation
+ * against goldens, the YAML manifest runner, synthetic checkpoints.
+ * Layer tool: the only one that may exit, fork or use libyaml; includes
+ * every layer below it.
+ */
+#ifndef EMB_TOOL_H
+#define EMB_TOOL_H
+
+#include "base/base.h"
+#include "io/io.h"
+#include "tok/tok.h"
+#include "nn/nn.h"
+#include "st/st.h"
+
+/* ------------------------------------------------------------------ */
+/* synthetic checkpoints (../shared/SYNTHETIC.md, format "emb-synth-1") */
+
+uint64_t emb_synth_fnv1a64(const char *s);
+/* element i of tensor NAME under SEED, before dtype rounding */
+float emb_synth_value(uint64_t seed, const char *name, uint64_t i,
+                      float scale, float offset);
+/*
+ * Materialize recipe.json at RECIPE into directory OUTDIR (created):
+ * copies the base model folder (recipe "base", relative to ROOT), writes
+ * the "files" entries, then model.safetensors (and per-"file" shards such
+ * as 2_Dense/model.safetensors) with tensors in recipe order.
+ */
+int emb_synth_materialize(const char *recipe, const char *root,
+                          const char *outdir, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* command driver (lib/cli.c): options and the read-transform-write    */
+/* loop shared by every cmd/emb-*.c (declared by its author below)     */
+
+enum {
+	EMB_ARG_NONE = 0,
+	EMB_ARG_REQUIRED = 1,   /* --name ARG, --name=ARG, -c ARG, -cARG */
+	EMB_ARG_OPTIONAL = 2,   /* --name or --name=ARG only */
+};
+
+/* a command-specific option; the table ends with name == NULL */
+typedef struct emb_cli_opt {
+	const char *name;       /* long name without "--" */
+	char shortname;         /* 0: none */
+	int arg;                /* EMB_ARG_* */
+	int key;                /* handed to the command's handler */
+} emb_cli_opt;
+
+/* common options a command accepts besides --help, --version,
+ * --errors, --strict, --max-line, --progress, --no-progress */
+enum {
+	EMB_CLI_RAW = 1u << 0,   /* --raw */
+	EMB_CLI_B64 = 1u << 1,   /* --b64 */
+	EMB_CLI_MODEL = 1u << 2, /* -m/--model MODEL */
+	EMB_CLI_TEXT = 1u << 3,  /* --max-length --no-truncate --prompt
+	                            --prompt-name --no-prompt --tokens */
+};
+
+typedef struct emb_cli {
+	/* set by the command before emb_cli_parse */
+	const char *prog;       /* "emb-encode" */
+	const char *usage;      /* --help text (the whole of it) */
+	unsigned common;        /* EMB_CLI_* */
+	/* common options (filled by emb_cli_parse) */
+	int errors_emit, strict, raw, b64, progress;
+	size_t max_line;        /* default 64 MiB */
+	const char *model;      /* -m argument, NULL when absent */
+	long max_length;        /* --max-length, -1 when absent */
+	int no_truncate, no_prompt, tokens;
+	const char *prompt, *prompt_name;
+	char **files;           /* operands (borrowed from argv) */
+	int nfiles;
+	/* run state */
+	int status;
+	uint64_t records, tokens_done;
+	double t0, t_last;
+	uint64_t bytes_before, bytes_total;
+	int bytes_known, progress_shown;
+	/* set by the command: it only tokenizes (emb_text_tok_setup reads
+	 * no modules.json, see emb_st_config_load_text) */
+	int tok_only;
+} emb_cli;
+
+/* one record moving through the driver */
+typedef struct emb_cli_rec {
+	emb_record *rec;        /* parsed record; invalid when bad before parse */
+	int parsed;             /* rec holds this line's record */
+	const char *file;       /* borrowed */
+	size_t lineno;
+	int bad;                /* err holds the diagnostic */
+	emb_err err;
+	size_t cost;            /* tokens (batch budget, progress) */
+	void *user;             /* the command's per-record state */
+} emb_cli_rec;
+
+typedef struct emb_cli_ops {
+	/* in input order, per good record: check fields, prepare; set
+	 * r->cost; -1 (err) makes it a bad record */
+	int (*prepare)(void *ctx, emb_cli_rec *r, emb_err *err);
+	/* optional: process the good records of a batch; -1 fails the batch
+	 * (the driver then retries them one at a time to find the bad one) */
+	int (*run)(void *ctx, emb_cli_rec **rs, int n, emb_err *err);
+	/* append the output record to out (emb_out_begin..emb_out_end) */
+	int (*emit)(void *ctx, emb_cli_rec *r, emb_buf *out, emb_err *err);
+	/* free r->user (optional) */
+	void (*free_user)(void *ctx, void *user);
+	size_t batch_cost;      /* token budget per run; 0: one record a run */
+	int batch_max;          /* records per run at most (0: 1) */
+} emb_cli_ops;
+
+/*
+ * Parse argv (GNU style: options and operands in any order, "--" ends
+ * options).  Handles the common options itself; HANDLER gets
+ * the command's own (EXTRA) and returns -1 with err set for a bad value.
+ * --help prints c->usage on stdout and exits 0; --version exits 0; a
+ * usage error prints "PROG: error: MSG" and the usage on stderr and
+ * exits 2.  Also sets SIGPIPE to its default action.
+ */
+void emb_cli_parse(emb_cli *c, int argc, char **argv,
+                   const emb_cli_opt *extra,
+                   int (*handler)(void *ctx, int key, const char *arg,
+                                  emb_err *err),
+                   void *ctx);
+/* print "PROG: error: MSG" + usage on stderr, exit 2 */
+void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* print "PROG: error: MSG" on stderr and exit with STATUS */
+void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* parse a decimal integer in [min, max] (size suffixes k, M, G when
+ * SUFFIX); 0 or -1 */
+int emb_cli_parse_int(long long *out, const char *s, long long min,
+                      long long max, int suffix);
+/* resolve c->model (emb_model_resolve); exits 2 when absent and REQUIRED,
+ * 3 when it cannot be resolved.  *dir: new (free()) or NULL. */
+char *emb_cli_model_dir(const emb_cli *c, int required);
+/*
+ * Read every operand (stdin when none), parse each line (--raw: as
+ * {"text": LINE}), call ops, write outputs in input order to stdout,
+ * report bad records per --errors/--strict, show progress.  Returns the
+ * exit status (0, 1 or 4); never returns on a write error (exit 4) or a
+ * broken pipe (killed by SIGPIPE, or a quiet exit).
+ */
+int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
+
+/* text -> tokens the way emb-tokenize and emb-encode share */
+typedef struct emb_text_tok {
+	emb_tokenizer *tok;     /* new (emb_text_tok_release) */
+	emb_st_config st;
+	emb_tok_opts opts;      /* max_length: the effective maximum */
+	char *prompt;           /* NULL: no prompt */
+	size_t prompt_len;
+	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
+	int lower;              /* sentence_bert_config do_lower_case */
+} emb_text_tok;
+
+/*
+ * Load the tokenizer and sentence-transformers config from DIR and apply
+ * c's --max-length, --no-truncate, --prompt, --prompt-name, --no-prompt.
+ * MODEL_MAX: a further cap on the max length (0: none).  Exits 3 on a
+ * load error and 2 on an unknown prompt name (listing the known ones).
+ */
+/* pooling as emb-encode --pool and emb-pool apply it */
+typedef struct emb_pool_spec {
+	unsigned modes;         /* emb_pool_mode bits */
+	int normalize;          /* Normalize module (or --normalize) */
+	int dim;                /* --dim (Matryoshka), 0: keep all */
+	int include_prompt;     /* 0: skip prompt_length leading tokens */
+	int in_dim;             /* expected hidden size, 0: any */
+	const emb_dense *dense; /* applied after pooling, before Normalize */
+	size_t n_dense;
+	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
+	                           Dense modules: nomic's Matryoshka recipe */
+} emb_pool_spec;
+
+/*
+ * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
+ * the first PROMPT_LENGTH rows when p->include_prompt is 0), the Dense
+ * modules, Normalize,
+ * then with dim: keep the first dim values and L2-normalize.
+ */
+int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
+                   const float *tok, int n, int d, int prompt_length,
+                   emb_err *err);
+/* the record's "prompt_length" (0 when absent) */
+int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
+
+void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
+                        int model_max);
+void emb_text_tok_release(emb_text_tok *t);
+/* Default max length of the model in DIR (spec: sentence_bert_config
+ * max_seq_length, else tokenizer model_max_length if < 1e6, capped by
+ * config.json max_position_embeddings); 0 when unknown */
+int emb_default_max_length(const char *dir, const emb_st_config *st,
+                           emb_err *err);
+/* tokenize the record's text (+ text_pair) with the prompt prepended;
+ * *prompt_length: 0 when no prompt was applied */
+int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
+                        const emb_text_tok *t, const emb_record *rec,
+                        emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* validation against goldens (lib/validate.c, lib/manifest.c)         */
+
+/*
+ * An emb_validate joins two record streams, "golden" (side 0) and
+ * "input" (side 1), on the raw JSON text of their "id" members (in line
+ * order when the first record of either side has no id), and compares
+ * every known field present in both:
+ *   exact:   input_ids, token_type_ids, tokens
+ *   floats:  embedding, token_embeddings (golden last_hidden_state or
+ *            token_embeddings), logits, scores: max abs diff <= atol and
+ *            per-row cosine >= min_cos
+ *   sparse:  {"id": weight, ...} or {"indices": [...], "values": [...]};
+ *            a weight missing on one side counts as 0
+ *   integer: int8, uint8, binary, ubinary (quantized; default atol 0)
+ * Vectors are read with emb_record_get_floats (KEY or KEY_b64).
+ */
+typedef struct emb_validate emb_validate;
+
+enum { EMB_SIDE_GOLDEN = 0, EMB_SIDE_INPUT = 1 };
+
+typedef struct emb_vtol {
+	const char *field;      /* borrowed: field name or alias */
+	double atol;            /* < 0: keep the default */
+	double min_cos;         /* NAN: keep the default */
+} emb_vtol;
+
+typedef struct emb_validate_opts {
+	double atol;            /* float fields (default 1e-5) */
+	double min_cos;         /* per-row cosine floor; NAN (default): off */
+	const char *const *fields; /* borrowed, NULL-terminated: compare only
+	                           these (each must be compared); NULL: all */
+	const emb_vtol *tols;   /* borrowed: per-field overrides */
+	size_t n_tols;
+	int quiet;              /* print only lines that fail */
+	const char *prefix;     /* borrowed: put before every line (or NULL) */
+	FILE *diag;             /* per-record messages (NULL: none) */
+	size_t max_diag;        /* per field and kind (default 5) */
+} emb_validate_opts;
+
+void emb_validate_opts_init(emb_validate_opts *o);
+/* canonical name of a field or alias ("last_hidden_state" ->
+ * "token_embeddings"), borrowed; NULL when unknown */
+const char *emb_validate_field_name(const char *name);
+/* "input_ids, token_type_ids, ..." (borrowed): for usage messages */
+const char *emb_validate_field_list(void);
+
+/* o is copied (its borrowed strings must outlive v); unknown field names
+ * are an error.  *out: new, emb_validate_free. */
+int emb_validate_new(emb_validate **out, const emb_validate_opts *o,
+                     emb_err *err);
+void emb_validate_free(emb_validate *v);
+/* add one record of SIDE (borrowed for the call); WHERE ("file:line",
+ * may be NULL) names it in diagnostics */
+void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
+                      const char *where);
+/* a line of SIDE that could not be read or parsed: a failure (it still
+ * takes its place in line order) */
+void emb_validate_bad(emb_validate *v, int side, const char *where,
+                      const char *msg);
+/* Print the summary lines on OUT (may be NULL) and report:
+ * 0 everything within tolerance, 1 some failure. Call once. */
+int emb_validate_finish(emb_validate *v, FILE *out);
+
+typedef struct emb_vstat {
+	const char *field;      /* borrowed: canonical name */
+	int exact;              /* 1: exact comparison (ids, tokens) */
+	size_t count;           /* records where both sides have it */
+	size_t mismatches;      /* records differing / out of tolerance */
+	size_t shape_errors;    /* records whose lengths/shapes differ */
+	size_t bad;             /* records whose field could not be read */
+	size_t golden_only;     /* golden has it, the joined input does not */
+	size_t input_only;
+	double max_abs;         /* float/integer fields */
+	const char *max_abs_id; /* borrowed: "id 17", "record 3"; or NULL */
+	double min_cos;         /* 1 when nothing compared */
+	const char *min_cos_id;
+	double atol, min_cos_req; /* in effect (min_cos_req NAN: off) */
+	int ok;                 /* after emb_validate_finish */
+} emb_vstat;
+
+typedef struct emb_vrecords {
+	size_t golden, input;   /* records read per side (bad lines too) */
+	size_t joined;
+	size_t missing_input;   /* golden records with no input partner */
+	size_t missing_golden;
+	size_t bad;             /* unreadable lines, both sides */
+	size_t duplicates;      /* repeated ids */
+	size_t no_id;           /* records without id while joining by id */
+	size_t errors;          /* records with an "error" member */
+	int by_id;              /* 1: joined on id, 0: line order */
+} emb_vrecords;
+
+/* stats of FIELD (any name emb_validate_field_name knows); -1 when the
+ * field is not compared in this run */
+int emb_validate_stat(const emb_validate *v, const char *field,
+                      emb_vstat *out);
+void emb_validate_records(const emb_validate *v, emb_vrecords *out);
+
+/* Compare GOLDEN with INPUT (NULL or "-": stdin), print the summary on
+ * OUT: 0 pass, 1 fail, -1 a file cannot be opened (err). */
+int emb_validate_files(const char *golden, const char *input,
+                       size_t max_line, const emb_validate_opts *o,
+                       FILE *out, emb_err *err);
+
+typedef struct emb_manifest_opts {
+	const char *bindir;     /* borrowed: where emb-* live (NULL: PATH) */
+	const char *const *cases; /* borrowed, NULL-terminated: run only
+	                           these names; NULL: all */
+	int quiet;              /* print only failures and the last line */
+	FILE *out;              /* results (NULL: stdout) */
+	const char *keep_dir;   /* borrowed: keep each case's output there
+	                           as NAME.jsonl, stderr as NAME.err (NULL:
+	                           a temporary directory, removed) */
+} emb_manifest_opts;
+
+/*
+ * Run the parity manifest PATH (YAML, see emb-validate(1)): for every
+ * case, materialize the synthetic model if asked, run the command or
+ * pipeline on the input, and validate its output against the golden.
+ * Returns 0 when every case passes, 1 when some case fails, -1 when the
+ * manifest cannot be read or is malformed (err names file, line, key).
+ */
+int emb_manifest_run(const char *path, const emb_manifest_opts *o,
+                     emb_err *err);
+/* Only read and check the manifest PATH as emb_manifest_run does before
+ * running anything (YAML, keys, values, that named files exist); runs
+ * nothing.  0, or -1 (err names file, line, key). */
+int emb_manifest_check(const char *path, emb_err *err);
+
+#endif /* EMB_TOOL_H */
