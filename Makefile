@@ -10,8 +10,9 @@ BASE_OBJ = lib/base/err.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_vnni.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
-TOK_OBJ = lib/tok/tokenizer.o lib/tok/normalizer.o lib/tok/wordpiece.o \
-	lib/tok/bpe.o lib/tok/unigram.o lib/tok/precompiled.o lib/tok/pretok.o
+TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
+	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
+	lib/tok/unigram.o lib/tok/tokenizer.o
 NN_OBJ = lib/nn/model.o lib/nn/arch_bert.o lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o

@@ -278,32 +278,6 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n)
-{
-	size_t k;
-
-	if (n + 1 > w->cap) {
-		size_t cap = n + 64;
-		char *u8;
-		size_t *pos;
-		if (cap > SIZE_MAX / 8)
-			return -1;
-		u8 = realloc(w->u8, 4 * cap + 16);
-		if (!u8)
-			return -1;
-		w->u8 = u8;
-		pos = realloc(w->pos, (cap + 1) * sizeof(*pos));
-		if (!pos)
-			return -1;
-		w->pos = pos;
-		w->cap = cap;
-	}
-	w->pos[0] = 0;
-	for (k = 0; k < n; k++)
-		w->pos[k + 1] = w->pos[k] + tk_utf8_put(w->u8 + w->pos[k], c[k]);
-	return 0;
-}
-
 /* min-heap on (rank, pos) */
 static int hless(const hent *x, const hent *y)
 {

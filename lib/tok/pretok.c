@@ -1,517 +1,62 @@
 /*
- * pretok.c - the pre-tokenizers of byte-level BPE and SentencePiece
- * tokenizers (ByteLevel, Metaspace, Whitespace, Punctuation, Digits,
- * Split), Split/Replace patterns, as Hugging Face tokenizers 0.23.
- *
- * Regular expressions.  HF compiles its patterns with Oniguruma.  We
- * use two engines, chosen by measurement:
- *  - the GPT-2 pattern of ByteLevel (and the same pattern in a Split),
- *    the hot path of every byte-level model, is a hand-written scanner
- *    (gpt2_find): on the corpus it splits 5x (short texts) to 20x
- *    (passages) faster than PCRE2 with JIT, with identical splits
- *    (bench/pretok-regex.c, run by scripts/bench-tokenize; numbers in
- *    bench/RESULTS.md), and it shares its \s, \p{L}, \p{N} predicates
- *    with the rest of the tokenizer;
- *  - any other Split or Replace regex (Qwen, Llama 3, custom ones) goes
- *    to PCRE2 (32-bit code units: it matches our code point arrays in
- *    place; UTF + UCP; JIT when available).  Writing a regex engine
- *    for arbitrary patterns is not worth it; PCRE2 is a Debian package
- *    (libpcre2-dev) kept by its upstream for decades.  Oniguruma's \s
- *    also matches U+0085 and its \w also matches marks, so patterns are
- *    rewritten (\s -> [\s\x{85}], \w -> the class of tk_is_word) to
- *    keep Oniguruma's meaning.
+ * pretok.c - the pre-tokenizers of tokenizer.json, one at a time
+ * (BertPreTokenizer, WhitespaceSplit, ByteLevel, Metaspace, Whitespace,
+ * Punctuation, Digits, Split), as Hugging Face tokenizers 0.23.  A
+ * Sequence of them, and the choice by type, are tokenizer.c's.
  */
-#define PCRE2_CODE_UNIT_WIDTH 32
-#include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 #include "tok/tok-internal.h"
-
-struct tk_regex {
-	pcre2_code *code;
-};
-
-static const char gpt2_pattern[] =
-	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
-	"\\s+(?!\\S)|\\s+";
-
 /* ------------------------------------------------------------------ */
-/* character classes                                                   */
+/* BertPreTokenizer, WhitespaceSplit                                   */
 
-/*
- * HF's regex engine (Oniguruma) and Rust's char methods know Unicode 16
- * (and some 17) characters that utf8proc 2.8 (Unicode 15) leaves
- * unassigned.  These tables, measured on tokenizers 0.23.2 by sweeping
- * every code point U+00A0..U+3FFFF through its ByteLevel, Digits and
- * Whitespace pre-tokenizers (bench/unicode-sweep.js), add them.
- */
-/* \p{L} of the regex engine (Oniguruma) beyond utf8proc: Unicode 16 letters */
-static const uint32_t hf_extra_L[][2] = {
-	{0x1C89, 0x1C8A}, {0xA7CB, 0xA7CD}, {0xA7DA, 0xA7DC}, {0x105C0, 0x105F3},
-	{0x10D4A, 0x10D65}, {0x10D6F, 0x10D85}, {0x10EC2, 0x10EC4},
-	{0x11380, 0x11389}, {0x1138B, 0x1138B}, {0x1138E, 0x1138E},
-	{0x11390, 0x113B5}, {0x113B7, 0x113B7}, {0x113D1, 0x113D1},
-	{0x113D3, 0x113D3}, {0x11BC0, 0x11BE0}, {0x13460, 0x143FA},
-	{0x16100, 0x1611D}, {0x16D40, 0x16D6C}, {0x18CFF, 0x18CFF},
-	{0x1E5D0, 0x1E5ED}, {0x1E5F0, 0x1E5F0}, {0x2EBF0, 0x2EE5D},
-};
-/* \p{N} of the regex engine beyond utf8proc */
-static const uint32_t hf_extra_N[][2] = {
-	{0x10D40, 0x10D49}, {0x116D0, 0x116E3}, {0x11BF0, 0x11BF9},
-	{0x16130, 0x16139}, {0x16D70, 0x16D79}, {0x1CCF0, 0x1CCF9},
-	{0x1E5F1, 0x1E5FA},
-};
-/* Rust char::is_numeric (Digits) beyond utf8proc */
-static const uint32_t hf_extra_numeric[][2] = {
-	{0x10D40, 0x10D49}, {0x116D0, 0x116E3}, {0x11BF0, 0x11BF9},
-	{0x11DE0, 0x11DE9}, {0x16130, 0x16139}, {0x16D70, 0x16D79},
-	{0x16FF4, 0x16FF6}, {0x1CCF0, 0x1CCF9}, {0x1E5F1, 0x1E5FA},
-};
-/* regex \\w (Whitespace pre-tokenizer) beyond tk_is_word's utf8proc classes */
-static const uint32_t hf_extra_word[][2] = {
-	{0x897, 0x897}, {0x1C89, 0x1C8A}, {0xA7CB, 0xA7CD}, {0xA7DA, 0xA7DC},
-	{0x105C0, 0x105F3}, {0x10D40, 0x10D65}, {0x10D69, 0x10D6D},
-	{0x10D6F, 0x10D85}, {0x10EC2, 0x10EC4}, {0x10EFC, 0x10EFC},
-	{0x11380, 0x11389}, {0x1138B, 0x1138B}, {0x1138E, 0x1138E},
-	{0x11390, 0x113B5}, {0x113B7, 0x113C0}, {0x113C2, 0x113C2},
-	{0x113C5, 0x113C5}, {0x113C7, 0x113CA}, {0x113CC, 0x113D3},
-	{0x113E1, 0x113E2}, {0x116D0, 0x116E3}, {0x11BC0, 0x11BE0},
-	{0x11BF0, 0x11BF9}, {0x11F5A, 0x11F5A}, {0x13460, 0x143FA},
-	{0x16100, 0x16139}, {0x16D40, 0x16D6C}, {0x16D70, 0x16D79},
-	{0x18CFF, 0x18CFF}, {0x1CCF0, 0x1CCF9}, {0x1E5D0, 0x1E5FA},
-	{0x2EBF0, 0x2EE5D},
-};
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static int in_table(const uint32_t (*r)[2], size_t n, uint32_t c)
+/* BertPreTokenizer: split on whitespace (removed), then isolate each
+ * punctuation character */
+static int pre_bert(tk_spans *out, const tk_str *s, const tk_spans *in)
 {
-	size_t lo = 0, hi = n;
+	size_t k, i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c < r[mid][0])
-			hi = mid;
-		else if (c > r[mid][1])
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
-static int cat_in(uint32_t c, int lo, int hi)
-{
-	int k = utf8proc_category((utf8proc_int32_t)c);
-
-	return k >= lo && k <= hi;
-}
-
-static int is_L(uint32_t c)
-{
-	utf8proc_category_t k;
-
-	if (c < 0x80)
-		return (c | 32) >= 'a' && (c | 32) <= 'z';
-	k = utf8proc_category((utf8proc_int32_t)c);
-	if (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO)
-		return 1;
-	return k == UTF8PROC_CATEGORY_CN &&
-	       in_table(hf_extra_L, NELEM(hf_extra_L), c);
-}
-
-static int is_N(uint32_t c)
-{
-	utf8proc_category_t k;
-
-	if (c < 0x80)
-		return c >= '0' && c <= '9';
-	k = utf8proc_category((utf8proc_int32_t)c);
-	if (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO)
-		return 1;
-	return k == UTF8PROC_CATEGORY_CN &&
-	       in_table(hf_extra_N, NELEM(hf_extra_N), c);
-}
-
-/* regex \w (Oniguruma, Unicode): Alphabetic, marks, decimal digits,
- * connector punctuation, Join_Control (U+200C, U+200D).  Alphabetic is
- * the letters, letter numbers (Nl) and Other_Alphabetic, which outside
- * the marks holds only the circled and squared Latin letters below. */
-int tk_is_word(uint32_t c)
-{
-	utf8proc_category_t k;
-
-	if (c < 0x80)
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		       (c >= 'A' && c <= 'Z') || c == '_';
-	k = utf8proc_category((utf8proc_int32_t)c);
-	switch (k) {
-	case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
-	case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-	case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
-	case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
-	case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL:
-	case UTF8PROC_CATEGORY_PC:
-		return 1;
-	default:
-		return c == 0x200c || c == 0x200d ||
-		       (c >= 0x24b6 && c <= 0x24e9) ||
-		       (c >= 0x1f130 && c <= 0x1f149) ||
-		       (c >= 0x1f150 && c <= 0x1f169) ||
-		       (c >= 0x1f170 && c <= 0x1f189) ||
-		       in_table(hf_extra_word, NELEM(hf_extra_word), c);
-	}
-}
-
-/* Rust char::is_numeric: Nd, Nl, No */
-static int is_numeric(uint32_t c)
-{
-	if (c < 0x80)
-		return c >= '0' && c <= '9';
-	if (cat_in(c, UTF8PROC_CATEGORY_ND, UTF8PROC_CATEGORY_NO))
-		return 1;
-	return in_table(hf_extra_numeric, NELEM(hf_extra_numeric), c);
-}
-
-/* ------------------------------------------------------------------ */
-/* the GPT-2 pattern, by hand:                                         */
-/* 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|      */
-/* \s+(?!\S)|\s+                                                       */
-
-static int is_other(uint32_t c)
-{
-	return !tk_is_whitespace(c) && !is_L(c) && !is_N(c);
-}
-
-static int gpt2_find(tk_spans *out, const uint32_t *c, size_t a, size_t b)
-{
-	size_t i = a;
-
-	while (i < b) {
-		size_t j = i, k;
-		uint32_t x = c[i];
-		if (x == '\'' && i + 1 < b) {
-			uint32_t y = c[i + 1];
-			if (y == 's' || y == 't' || y == 'm' || y == 'd') {
-				j = i + 2;
-				goto emit;
-			}
-			if (i + 2 < b && ((y == 'r' && c[i + 2] == 'e') ||
-			                  (y == 'v' && c[i + 2] == 'e') ||
-			                  (y == 'l' && c[i + 2] == 'l'))) {
-				j = i + 3;
-				goto emit;
-			}
-		}
-		k = i + (x == ' ' && i + 1 < b);
-		if (k < b && !tk_is_whitespace(c[k])) {
-			int (*cls)(uint32_t) = is_L(c[k]) ? is_L :
-			                       is_N(c[k]) ? is_N : is_other;
-			/* a lone ' ' before a non-space is matched with it */
-			j = k;
-			while (j < b && cls(c[j]))
-				j++;
-			goto emit;
-		}
-		/* whitespace run [i, e) */
-		for (j = i; j < b && tk_is_whitespace(c[j]); j++)
-			;
-		if (j < b && j - i >= 2)
-			j--;    /* \s+(?!\S): leave the last one to the word */
-emit:
-		if (tk_spans_push(out, i, j) < 0)
-			return -1;
-		i = j;
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* patterns                                                            */
-
-uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n)
-{
-	tk_str t = {0};
-	uint32_t *c;
-
-	if (tk_utf8_decode(&t, s, len, NULL) < 0) {
-		tk_str_release(&t);
-		return NULL;
-	}
-	c = malloc((t.n + 1) * sizeof(*c));
-	if (c) {
-		memcpy(c, t.c, t.n * sizeof(*c));
-		c[t.n] = 0;
-		*n = t.n;
-	}
-	tk_str_release(&t);
-	return c;
-}
-
-/* Oniguruma's \s and \w in PCRE2 terms (see the top comment) */
-#define W_CLASS "\\p{L}\\p{M}\\p{Nd}\\p{Nl}\\p{Pc}\\x{200c}\\x{200d}" \
-	"\\x{24b6}-\\x{24e9}\\x{1f130}-\\x{1f149}\\x{1f150}-\\x{1f169}" \
-	"\\x{1f170}-\\x{1f189}"
-
-static char *onig_to_pcre(const char *p)
-{
-	size_t n = strlen(p), i, o = 0;
-	/* the longest replacement (W_CLASS in brackets) for 2 characters */
-	size_t most = sizeof("[^" W_CLASS "]");
-	char *r = n < SIZE_MAX / most ? malloc(n * most / 2 + 2) : NULL;
-	int in_class = 0;
-
-	if (!r)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		const char *add = NULL;
-		if (p[i] == '\\' && i + 1 < n) {
-			char e = p[i + 1];
-			if (e == 's')
-				add = in_class ? "\\s\\x{85}" : "[\\s\\x{85}]";
-			else if (e == 'S' && !in_class)
-				add = "[^\\s\\x{85}]";
-			else if (e == 'w')
-				add = in_class ? W_CLASS : "[" W_CLASS "]";
-			else if (e == 'W' && !in_class)
-				add = "[^" W_CLASS "]";
-			if (add) {
-				memcpy(r + o, add, strlen(add));
-				o += strlen(add);
-			} else {
-				r[o++] = p[i];
-				r[o++] = e;
-			}
-			i++;
-			continue;
-		}
-		if (p[i] == '[' && !in_class) {
-			in_class = 1;
-			r[o++] = p[i];
-			if (i + 1 < n && p[i + 1] == '^')
-				r[o++] = p[++i];
-			if (i + 1 < n && p[i + 1] == ']')
-				r[o++] = p[++i];
-			continue;
-		}
-		if (p[i] == ']' && in_class)
-			in_class = 0;
-		r[o++] = p[i];
-	}
-	r[o] = 0;
-	return r;
-}
-
-static int regex_compile(tk_regex **out, const char *pat, const char *file,
-                         const char *field, emb_err *err)
-{
-	char *p = onig_to_pcre(pat);
-	uint32_t *c;
-	size_t n;
-	int ec;
-	PCRE2_SIZE eo;
-	tk_regex *re;
-
-	*out = NULL;
-	if (!p)
-		return emb_err_set(err, "out of memory");
-	c = tk_utf8_to_cps(p, strlen(p), &n);
-	free(p);
-	if (!c)
-		return emb_err_set(err, "%s: field '%s' is not valid UTF-8",
-		                   file, field);
-	re = calloc(1, sizeof(*re));
-	if (!re) {
-		free(c);
-		return emb_err_set(err, "out of memory");
-	}
-	re->code = pcre2_compile(c, n, PCRE2_UTF | PCRE2_UCP, &ec, &eo, NULL);
-	free(c);
-	if (!re->code) {
-		PCRE2_UCHAR msg[256];
-		char m8[256];
-		size_t i;
-		pcre2_get_error_message(ec, msg, 256);
-		for (i = 0; i < 255 && msg[i]; i++)
-			m8[i] = msg[i] < 0x80 ? (char)msg[i] : '?';
-		m8[i] = 0;
-		free(re);
-		return emb_err_set(err, "%s: field '%s': regex '%.80s' is not "
-		                   "supported: %s", file, field, pat, m8);
-	}
-	pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);
-	*out = re;
-	return 0;
-}
-
-static void regex_free(tk_regex *re)
-{
-	if (re) {
-		pcre2_code_free(re->code);
-		free(re);
-	}
-}
-
-/* {"String": s} or {"Regex": r} */
-int tk_pattern_parse(tk_pattern *out, const json_t *j, const char *file,
-                     const char *field, emb_err *err)
-{
-	json_t *s = json_object_get(j, "String"), *r = json_object_get(j, "Regex");
-	char f[160];
-
-	memset(out, 0, sizeof(*out));
-	if (json_is_string(s)) {
-		out->lit = tk_utf8_to_cps(json_string_value(s),
-		                          json_string_length(s), &out->n);
-		if (!out->lit)
-			return emb_err_set(err, "out of memory");
-		return 0;
-	}
-	if (json_is_string(r)) {
-		if (!strcmp(json_string_value(r), gpt2_pattern)) {
-			out->gpt2 = 1;
-			return 0;
-		}
-		snprintf(f, sizeof(f), "%s.pattern.Regex", field);
-		return regex_compile(&out->re, json_string_value(r), file, f, err);
-	}
-	return emb_err_set(err, "%s: field '%s.pattern' must be {\"String\": "
-	                   "...} or {\"Regex\": ...}", file, field);
-}
-
-void tk_pattern_release(tk_pattern *p)
-{
-	free(p->lit);
-	regex_free(p->re);
-	memset(p, 0, sizeof(*p));
-}
-
-int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
-                    size_t a, size_t b)
-{
-	if (p->gpt2)
-		return gpt2_find(out, c, a, b);
-	if (p->lit) {
-		size_t i = a;
-		if (!p->n)
-			return 0;
-		while (i + p->n <= b) {
-			if (!memcmp(c + i, p->lit, p->n * sizeof(*c))) {
-				if (tk_spans_push(out, i, i + p->n) < 0)
+	for (k = 0; k < in->n; k++) {
+		size_t a = in->v[k].a, b = in->v[k].b, start = a;
+		for (i = a; i < b; i++) {
+			uint32_t c = s->c[i];
+			if (tk_is_whitespace(c)) {
+				if (i > start && tk_spans_push(out, start, i) < 0)
 					return -1;
-				i += p->n;
-			} else {
-				i++;
+				start = i + 1;
+			} else if (tk_is_bert_punct(c)) {
+				if (i > start && tk_spans_push(out, start, i) < 0)
+					return -1;
+				if (tk_spans_push(out, i, i + 1) < 0)
+					return -1;
+				start = i + 1;
 			}
 		}
-		return 0;
-	}
-	if (p->re) {
-		pcre2_match_data *md =
-			pcre2_match_data_create_from_pattern(p->re->code, NULL);
-		size_t pos = 0, len = b - a, last = (size_t)-1;
-		uint32_t opts = 0;
-
-		if (!md)
+		if (b > start && tk_spans_push(out, start, b) < 0)
 			return -1;
-		/* as Oniguruma's find_iter: empty matches count, except one
-		 * right where the previous match ended; after an empty match
-		 * the search goes on one character further.  PCRE2 checks
-		 * the subject from the start offset to its end on every call:
-		 * once is enough (else n matches cost O(n^2)) */
-		while (pos <= len) {
-			int rc = pcre2_match(p->re->code, c + a, len, pos, opts, md,
-			                     NULL);
-			PCRE2_SIZE *ov;
-
-			opts = PCRE2_NO_UTF_CHECK;
-			if (rc == PCRE2_ERROR_NOMATCH)
-				break;
-			if (rc < 0) {
-				pcre2_match_data_free(md);
-				return -1;
-			}
-			ov = pcre2_get_ovector_pointer(md);
-			if (ov[1] < ov[0] || ov[1] > len)
-				break;  /* \K tricks: not supported */
-			if (ov[1] == ov[0] && ov[0] == last) {
-				pos = ov[0] + 1;
-				continue;
-			}
-			if (tk_spans_push(out, a + ov[0], a + ov[1]) < 0) {
-				pcre2_match_data_free(md);
-				return -1;
-			}
-			last = ov[1];
-			pos = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
-		}
-		pcre2_match_data_free(md);
-		return 0;
 	}
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* splitting by matches (NormalizedString::split)                      */
-
-int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
-                int behavior, int invert)
+/* WhitespaceSplit: split on whitespace (removed) */
+static int pre_ws_split(tk_spans *out, const tk_str *s, const tk_spans *in)
 {
-	size_t i, pos = a, n0 = out->n;
-	int prev = 0;
-	/* walk the alternating (range, is_match) list */
-#define PIECE(x, y, ismatch) do { \
-	size_t x_ = (x), y_ = (y); int im_ = (ismatch) ^ invert; \
-	switch (behavior) { \
-	case TK_SPLIT_REMOVED: \
-		if (!im_ && tk_spans_push(out, x_, y_) < 0) return -1; \
-		break; \
-	case TK_SPLIT_ISOLATED: \
-		if (tk_spans_push(out, x_, y_) < 0) return -1; \
-		break; \
-	case TK_SPLIT_MERGED_PREV: \
-		if (im_ && !prev && out->n > n0) out->v[out->n - 1].b = y_; \
-		else if (tk_spans_push(out, x_, y_) < 0) return -1; \
-		break; \
-	case TK_SPLIT_MERGED_NEXT: \
-		if (prev && !im_ && out->n > n0) out->v[out->n - 1].b = y_; \
-		else if (tk_spans_push(out, x_, y_) < 0) return -1; \
-		break; \
-	case TK_SPLIT_CONTIGUOUS: \
-		if (im_ == prev && out->n > n0) out->v[out->n - 1].b = y_; \
-		else if (tk_spans_push(out, x_, y_) < 0) return -1; \
-		break; \
-	} \
-	prev = im_; } while (0)
-	if (a == b)
-		return 0;
-	for (i = 0; i < m->n; i++) {
-		if (m->v[i].a > pos)
-			PIECE(pos, m->v[i].a, 0);
-		PIECE(m->v[i].a, m->v[i].b, 1);
-		pos = m->v[i].b;
-	}
-	if (pos < b)
-		PIECE(pos, b, 0);
-#undef PIECE
-	/* drop empty pieces */
-	{
-		size_t k, w = n0;
-		for (k = n0; k < out->n; k++)
-			if (out->v[k].b > out->v[k].a)
-				out->v[w++] = out->v[k];
-		out->n = w;
+	size_t k, i;
+
+	for (k = 0; k < in->n; k++) {
+		size_t a = in->v[k].a, b = in->v[k].b, start = a;
+		for (i = a; i < b; i++) {
+			if (!tk_is_whitespace(s->c[i]))
+				continue;
+			if (i > start && tk_spans_push(out, start, i) < 0)
+				return -1;
+			start = i + 1;
+		}
+		if (b > start && tk_spans_push(out, start, b) < 0)
+			return -1;
 	}
 	return 0;
 }
-
-/*
- * MergedWithNext in HF folds from the right: a match that is not
- * preceded (on its right) by a match starts the piece to its right.
- * Going left to right, that is: a non-match directly after a match
- * joins it.  Two matches in a row stay apart, as in HF.
- */
 
 /* ------------------------------------------------------------------ */
 /* ByteLevel                                                           */
@@ -574,7 +119,7 @@ static int pre_bytelevel(const tk_pretok *p, tk_spans *out, tk_str *s,
 				goto out;
 			continue;
 		}
-		if (gpt2_find(out, t->c, ta, t->n) < 0)
+		if (tk_gpt2_find(out, t->c, ta, t->n) < 0)
 			goto out;
 	}
 	/* 2. every code point -> its UTF-8 bytes as byte characters */
@@ -731,10 +276,14 @@ static int pre_split(const tk_pretok *p, tk_spans *out, const tk_str *s,
 	return 0;
 }
 
-int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
-                    const tk_spans *in, tk_str *stmp)
+int tk_pretok_one(const tk_pretok *p, tk_spans *out, tk_str *s,
+                 const tk_spans *in, tk_str *stmp)
 {
 	switch (p->type) {
+	case TK_PRE_BERT:
+		return pre_bert(out, s, in);
+	case TK_PRE_WHITESPACE_SPLIT:
+		return pre_ws_split(out, s, in);
 	case TK_PRE_BYTELEVEL:
 		return pre_bytelevel(p, out, s, in, stmp);
 	case TK_PRE_METASPACE:
@@ -745,7 +294,7 @@ int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
 		return pre_charclass(out, s, in, tk_is_bert_punct,
 		                     p->u.punct.behavior);
 	case TK_PRE_DIGITS:
-		return pre_charclass(out, s, in, is_numeric,
+		return pre_charclass(out, s, in, tk_is_numeric,
 		                     p->u.digits.individual ? TK_SPLIT_ISOLATED
 		                                            : TK_SPLIT_CONTIGUOUS);
 	case TK_PRE_SPLIT:
@@ -779,9 +328,17 @@ static int get_behavior(int *out, const json_t *j, const char *file,
 	                   "MergedWithNext, Contiguous", file, field);
 }
 
-int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
-                     const char *file, const char *field, emb_err *err)
+int tk_pretok_parse_one(tk_pretok *out, const char *type, const json_t *j,
+                        const char *file, const char *field, emb_err *err)
 {
+	if (!strcmp(type, "BertPreTokenizer")) {
+		out->type = TK_PRE_BERT;
+		return 0;
+	}
+	if (!strcmp(type, "WhitespaceSplit")) {
+		out->type = TK_PRE_WHITESPACE_SPLIT;
+		return 0;
+	}
 	if (!strcmp(type, "ByteLevel")) {
 		byte_chars_init();  /* here, at load: not racing threads */
 		out->type = TK_PRE_BYTELEVEL;
@@ -872,7 +429,7 @@ int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
 	                   field, type);
 }
 
-void tk_pretok_release2(tk_pretok *p)
+void tk_pretok_release_one(tk_pretok *p)
 {
 	if (p->type == TK_PRE_SPLIT)
 		tk_pattern_release(&p->u.split.pat);

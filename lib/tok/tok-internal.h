@@ -78,6 +78,16 @@ int tk_is_bert_punct(uint32_t c);     /* ASCII or Unicode punctuation */
 int tk_is_nonspacing_mark(uint32_t c);   /* BertNormalizer strip_accents */
 int tk_is_combining_mark(uint32_t c);    /* StripAccents normalizer */
 int tk_is_chinese(uint32_t c);
+int tk_is_word(uint32_t c);           /* regex \w (Oniguruma, Unicode) */
+int tk_is_letter(uint32_t c);         /* regex \p{L} */
+int tk_is_number(uint32_t c);         /* regex \p{N} */
+int tk_is_numeric(uint32_t c);        /* Rust char::is_numeric */
+/* c in one of the N sorted, disjoint ranges R[i] = [lo, hi] */
+int tk_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c);
+/* the "type" member of J (an object named FIELD in FILE), a WHAT such
+ * as "normalizer"; NULL (err) when J is not an object or has none */
+const char *tk_type_of(const json_t *j, const char *file, const char *field,
+                       const char *what, emb_err *err);
 /* Rust char::to_lowercase: writes 1..3 code points, returns count */
 int tk_tolower(uint32_t out[3], uint32_t c);
 
@@ -99,7 +109,7 @@ enum tk_norm_type {
 	TK_NORM_PRECOMPILED,    /* SentencePiece charsmap (precompiled.c) */
 };
 
-/* a compiled regular expression (pretok.c): PCRE2, 32-bit code units,
+/* a compiled regular expression (pattern.c): PCRE2, 32-bit code units,
  * so that it matches tk_str code points directly */
 typedef struct tk_regex tk_regex;
 
@@ -118,6 +128,9 @@ void tk_pattern_release(tk_pattern *p);
  * OUT as spans. -1 out of memory or regex failure. */
 int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
                     size_t a, size_t b);
+/* matches of the GPT-2 pattern in c[a, b) appended to OUT (the
+ * hand-written scanner ByteLevel and such Splits use) */
+int tk_gpt2_find(tk_spans *out, const uint32_t *c, size_t a, size_t b);
 
 /* SentencePiece precompiled charsmap (Darts double array + strings) */
 typedef struct tk_charsmap {
@@ -235,16 +248,17 @@ void tk_pretok_release(tk_pretok *p);
 int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
                    const tk_spans *in, tk_spans *tmp, tk_str *stmp);
 
-/* pretok.c: the pre-tokenizers of issue 3 */
-int tk_pretok_parse2(tk_pretok *out, const char *type, const json_t *j,
-                     const char *file, const char *field, emb_err *err);
-int tk_pretokenize2(const tk_pretok *p, tk_spans *out, tk_str *s,
-                    const tk_spans *in, tk_str *stmp);
-void tk_pretok_release2(tk_pretok *p);
+/* pretok.c: one pre-tokenizer that is not a Sequence (tokenizer.c runs
+ * Sequences and chooses by type): parse TYPE from J, split IN of S
+ * into OUT (stmp: scratch), release */
+int tk_pretok_parse_one(tk_pretok *out, const char *type, const json_t *j,
+                        const char *file, const char *field, emb_err *err);
+int tk_pretok_one(const tk_pretok *p, tk_spans *out, tk_str *s,
+                  const tk_spans *in, tk_str *stmp);
+void tk_pretok_release_one(tk_pretok *p);
 /* split pieces by the spans M of matches, as BEHAVIOR says */
 int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
                 int behavior, int invert);
-int tk_is_word(uint32_t c);             /* regex \w */
 
 /* ------------------------------------------------------------------ */
 /* vocabularies: string -> id hash map, id -> string                   */
@@ -267,12 +281,12 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
 /* build the hash table and id index after the last add */
 int tk_vocab_build(tk_vocab *v);
 /* id of PREFIX + S (prefix may be empty), -1 if absent */
-int32_t tk_vocab_get2(const tk_vocab *v, const char *prefix, size_t plen,
-                      const char *s, size_t len);
+int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix,
+                              size_t plen, const char *s, size_t len);
 static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
                                    size_t len)
 {
-	return tk_vocab_get2(v, "", 0, s, len);
+	return tk_vocab_get_prefixed(v, "", 0, s, len);
 }
 const char *tk_vocab_str(const tk_vocab *v, int32_t id);
 
@@ -363,6 +377,13 @@ typedef struct tk_model_work {
  * s[a, a+n); -1 out of memory */
 int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n);
 
+/* the three models (wordpiece.c, bpe.c, unigram.c): parse the "model"
+ * object J of FILE, release, append the tokens of piece SP of S */
+int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
+                       emb_err *err);
+int tk_wordpiece_tokenize(const tk_wordpiece *wp, tk_toks *out,
+                          const tk_str *s, tk_span sp, tk_model_work *w,
+                          emb_err *err);
 int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file,
                  emb_err *err);
 void tk_bpe_release(tk_bpe *b);
@@ -376,6 +397,7 @@ int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
 
 void tk_model_work_release(tk_model_work *w);
 
+/* the model switch (tokenizer.c) */
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
                    emb_err *err);
 /* the BERT WordPiece model from a vocab.txt file */

@@ -12,6 +12,179 @@
 #include "tok/tok-internal.h"
 
 /* ------------------------------------------------------------------ */
+/* pre-tokenizers: a Sequence of them, and the choice by type (one at
+ * a time: pretok.c)                                                   */
+
+int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
+                   const tk_spans *in, tk_spans *tmp, tk_str *stmp)
+{
+	size_t i;
+	tk_spans cur = {0}, t;
+
+	out->n = 0;
+	switch (p->type) {
+	case TK_PRE_SEQUENCE:
+		/* ping-pong between out and tmp */
+		for (i = 0; i < in->n; i++)
+			if (tk_spans_push(out, in->v[i].a, in->v[i].b) < 0)
+				return -1;
+		for (i = 0; i < p->u.seq.n; i++) {
+			if (tk_pretokenize(&p->u.seq.v[i], tmp, s, out, &cur,
+			                   stmp) < 0) {
+				tk_spans_release(&cur);
+				return -1;
+			}
+			t = *out;
+			*out = *tmp;
+			*tmp = t;
+		}
+		tk_spans_release(&cur);
+		return 0;
+	default:
+		return tk_pretok_one(p, out, s, in, stmp);
+	}
+	return 0;
+}
+
+int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
+                    const char *field, int depth, emb_err *err)
+{
+	const char *type;
+
+	memset(out, 0, sizeof(*out));
+	if (depth > 16)
+		return emb_err_set(err, "%s: field '%s' is nested too deeply",
+		                   file, field);
+	type = tk_type_of(j, file, field, "pre-tokenizer", err);
+	if (!type)
+		return -1;
+	if (!strcmp(type, "Sequence")) {
+		json_t *a = json_object_get(j, "pretokenizers");
+		size_t i;
+		char sub[128];
+		if (!json_is_array(a))
+			return emb_err_set(err, "%s: field '%s.pretokenizers' "
+			                   "must be an array", file, field);
+		out->type = TK_PRE_SEQUENCE;
+		out->u.seq.v = calloc(json_array_size(a) + 1,
+		                      sizeof(*out->u.seq.v));
+		if (!out->u.seq.v)
+			return emb_err_set(err, "out of memory");
+		for (i = 0; i < json_array_size(a); i++) {
+			snprintf(sub, sizeof(sub), "%s.pretokenizers[%zu]",
+			         field, i);
+			out->u.seq.n = i + 1;
+			if (tk_pretok_parse(&out->u.seq.v[i],
+			                    json_array_get(a, i), file, sub,
+			                    depth + 1, err) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	return tk_pretok_parse_one(out, type, j, file, field, err);
+}
+
+void tk_pretok_release(tk_pretok *p)
+{
+	size_t i;
+
+	tk_pretok_release_one(p);
+
+	if (p->type == TK_PRE_SEQUENCE) {
+		for (i = 0; i < p->u.seq.n; i++)
+			tk_pretok_release(&p->u.seq.v[i]);
+		free(p->u.seq.v);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+/* ------------------------------------------------------------------ */
+/* the model switch                                                    */
+
+int tk_model_parse(tk_model *out, const json_t *j, const char *file,
+                   emb_err *err)
+{
+	json_t *t;
+	const char *type;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(j))
+		return emb_err_set(err, "%s: field 'model' must be an object",
+		                   file);
+	t = json_object_get(j, "type");
+	if (t && !json_is_string(t))
+		return emb_err_set(err, "%s: field 'model.type' must be a "
+		                   "string", file);
+	if (t) {
+		type = json_string_value(t);
+	} else if (json_object_get(j, "continuing_subword_prefix") ||
+	           json_object_get(j, "max_input_chars_per_word")) {
+		type = "WordPiece";   /* old files without a type */
+	} else {
+		return emb_err_set(err, "%s: missing field 'model.type'", file);
+	}
+	if (!strcmp(type, "WordPiece")) {
+		out->type = TK_MODEL_WORDPIECE;
+		return tk_wordpiece_parse(&out->u.wp, j, file, err);
+	}
+	if (!strcmp(type, "BPE")) {
+		out->type = TK_MODEL_BPE;
+		return tk_bpe_parse(&out->u.bpe, j, file, err);
+	}
+	if (!strcmp(type, "Unigram")) {
+		out->type = TK_MODEL_UNIGRAM;
+		return tk_unigram_parse(&out->u.uni, j, file, err);
+	}
+	return emb_err_set(err, "%s: model type '%s' is not supported", file,
+	                   type);
+}
+
+void tk_model_release(tk_model *m)
+{
+	switch (m->type) {
+	case TK_MODEL_WORDPIECE:
+		tk_vocab_release(&m->u.wp.vocab);
+		free(m->u.wp.unk);
+		free(m->u.wp.prefix);
+		break;
+	case TK_MODEL_BPE:
+		tk_bpe_release(&m->u.bpe);
+		break;
+	case TK_MODEL_UNIGRAM:
+		tk_unigram_release(&m->u.uni);
+		break;
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+int tk_model_tokenize(const tk_model *m, tk_toks *out, const tk_str *s,
+                      tk_span sp, tk_model_work *w, emb_err *err)
+{
+	switch (m->type) {
+	case TK_MODEL_WORDPIECE:
+		return tk_wordpiece_tokenize(&m->u.wp, out, s, sp, w, err);
+	case TK_MODEL_BPE:
+		return tk_bpe_tokenize(&m->u.bpe, out, s, sp, w, err);
+	case TK_MODEL_UNIGRAM:
+		return tk_unigram_tokenize(&m->u.uni, out, s, sp, w, err);
+	}
+	return emb_err_set(err, "no model");
+}
+
+const tk_vocab *tk_model_vocab(const tk_model *m)
+{
+	switch (m->type) {
+	case TK_MODEL_WORDPIECE:
+		return &m->u.wp.vocab;
+	case TK_MODEL_BPE:
+		return &m->u.bpe.vocab;
+	case TK_MODEL_UNIGRAM:
+		return &m->u.uni.vocab;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* per-call scratch                                                    */
 
 typedef struct tk_seg {

@@ -1,6 +1,5 @@
 /*
- * wordpiece.c - vocabularies (string <-> id hash map) and the WordPiece
- * model, as Hugging Face tokenizers' models::wordpiece: greedy longest
+ * wordpiece.c - the WordPiece model, as Hugging Face tokenizers' models::wordpiece: greedy longest
  * match first from the start of each word, continuing pieces looked up
  * with continuing_subword_prefix, a word longer than
  * max_input_chars_per_word or with no full segmentation becomes unk.
@@ -12,196 +11,6 @@
 
 #define MAX_ID (1 << 26)
 
-/* ------------------------------------------------------------------ */
-/* vocabularies                                                        */
-
-void tk_vocab_release(tk_vocab *v)
-{
-	free(v->arena);
-	free(v->off);
-	free(v->len);
-	free(v->id);
-	free(v->slots);
-	free((void *)v->by_id);
-	memset(v, 0, sizeof(*v));
-}
-
-int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
-{
-	if (id < 0 || id >= MAX_ID || len > UINT32_MAX / 2)
-		return -1;
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 1024;
-		uint32_t *off = realloc(v->off, cap * sizeof(*off));
-		if (!off)
-			return -1;
-		v->off = off;
-		off = realloc(v->len, cap * sizeof(*off));
-		if (!off)
-			return -1;
-		v->len = off;
-		int32_t *ids = realloc(v->id, cap * sizeof(*ids));
-		if (!ids)
-			return -1;
-		v->id = ids;
-		v->cap = cap;
-	}
-	if (v->arena_len + len + 1 > v->arena_cap) {
-		size_t cap = v->arena_cap ? v->arena_cap : 65536;
-		char *a;
-		while (cap < v->arena_len + len + 1)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -1;
-		a = realloc(v->arena, cap);
-		if (!a)
-			return -1;
-		v->arena = a;
-		v->arena_cap = cap;
-	}
-	memcpy(v->arena + v->arena_len, s, len);
-	v->arena[v->arena_len + len] = 0;
-	v->off[v->n] = (uint32_t)v->arena_len;
-	v->len[v->n] = (uint32_t)len;
-	v->id[v->n] = id;
-	v->arena_len += len + 1;
-	v->n++;
-	return 0;
-}
-
-/* FNV-1a over prefix then s */
-static uint64_t hash2(const char *p, size_t plen, const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < plen; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
-                    const char *s, size_t len)
-{
-	const char *t = v->arena + v->off[e];
-
-	return v->len[e] == plen + len && !memcmp(t, p, plen) &&
-	       !memcmp(t + plen, s, len);
-}
-
-int tk_vocab_build(tk_vocab *v)
-{
-	size_t size = 16, i, e;
-
-	free(v->slots);
-	free((void *)v->by_id);
-	v->slots = NULL;
-	v->by_id = NULL;
-	v->n_ids = 0;
-	while (size < 2 * v->n + 2)
-		size *= 2;
-	v->slots = calloc(size, sizeof(*v->slots));
-	if (!v->slots)
-		return -1;
-	v->mask = size - 1;
-	for (e = 0; e < v->n; e++)
-		if ((size_t)v->id[e] + 1 > v->n_ids)
-			v->n_ids = (size_t)v->id[e] + 1;
-	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
-	if (!v->by_id)
-		return -1;
-	for (e = 0; e < v->n; e++) {
-		const char *s = v->arena + v->off[e];
-		v->by_id[v->id[e]] = s;
-		i = hash2("", 0, s, v->len[e]) & v->mask;
-		for (;;) {
-			uint32_t k = v->slots[i];
-			if (!k) {
-				v->slots[i] = (uint32_t)e + 1;
-				break;
-			}
-			if (entry_eq(v, k - 1, "", 0, s, v->len[e])) {
-				v->slots[i] = (uint32_t)e + 1;  /* later wins */
-				break;
-			}
-			i = (i + 1) & v->mask;
-		}
-	}
-	return 0;
-}
-
-int32_t tk_vocab_get2(const tk_vocab *v, const char *prefix, size_t plen,
-                      const char *s, size_t len)
-{
-	size_t i;
-
-	if (!v->slots)
-		return -1;
-	i = hash2(prefix, plen, s, len) & v->mask;
-	for (;;) {
-		uint32_t k = v->slots[i];
-		if (!k)
-			return -1;
-		if (entry_eq(v, k - 1, prefix, plen, s, len))
-			return v->id[k - 1];
-		i = (i + 1) & v->mask;
-	}
-}
-
-const char *tk_vocab_str(const tk_vocab *v, int32_t id)
-{
-	if (id < 0 || (size_t)id >= v->n_ids)
-		return NULL;
-	return v->by_id[id];
-}
-
-/* ------------------------------------------------------------------ */
-/* token lists                                                         */
-
-int tk_toks_push(tk_toks *t, int32_t id, int32_t os, int32_t oe)
-{
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		int32_t *p = realloc(t->id, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		t->id = p;
-		p = realloc(t->off, 2 * cap * sizeof(*p));
-		if (!p)
-			return -1;
-		t->off = p;
-		uint32_t *w = realloc(t->ws, cap * sizeof(*w));
-		if (!w)
-			return -1;
-		t->ws = w;
-		t->cap = cap;
-	}
-	t->id[t->n] = id;
-	t->off[2 * t->n] = os;
-	t->off[2 * t->n + 1] = oe;
-	t->ws[t->n] = 0;
-	t->n++;
-	return 0;
-}
-
-void tk_toks_release(tk_toks *t)
-{
-	free(t->id);
-	free(t->off);
-	free(t->ws);
-	memset(t, 0, sizeof(*t));
-}
-
-void tk_model_work_release(tk_model_work *w)
-{
-	free(w->u8);
-	free(w->pos);
-	free(w->sym);
-	free(w->heap);
-	memset(w, 0, sizeof(*w));
-}
 
 /* ------------------------------------------------------------------ */
 /* WordPiece                                                           */
@@ -219,7 +28,7 @@ static int wp_init(tk_wordpiece *wp, const char *unk, const char *prefix,
 	return 0;
 }
 
-static int wp_tokenize(const tk_wordpiece *wp, tk_toks *out, const tk_str *s,
+int tk_wordpiece_tokenize(const tk_wordpiece *wp, tk_toks *out, const tk_str *s,
                        tk_span sp, tk_model_work *w, emb_err *err)
 {
 	size_t n = sp.b - sp.a, k, start, end, first = out->n;
@@ -251,7 +60,7 @@ static int wp_tokenize(const tk_wordpiece *wp, tk_toks *out, const tk_str *s,
 		for (end = n; end > start; end--) {
 			const char *p = start ? wp->prefix : "";
 			size_t plen = start ? wp->prefix_len : 0;
-			id = tk_vocab_get2(&wp->vocab, p, plen,
+			id = tk_vocab_get_prefixed(&wp->vocab, p, plen,
 			                   w->u8 + w->pos[start],
 			                   w->pos[end] - w->pos[start]);
 			if (id >= 0)
@@ -275,7 +84,7 @@ unk:
 	return 0;
 }
 
-static int wp_parse(tk_wordpiece *wp, const json_t *j, const char *file,
+int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
                     emb_err *err)
 {
 	json_t *vocab = json_object_get(j, "vocab");
@@ -376,90 +185,4 @@ int tk_wordpiece_from_vocab_txt(tk_model *out, const char *path,
 		return emb_err_set(err, "out of memory");
 	wp->unk_id = tk_vocab_get(&wp->vocab, wp->unk, strlen(wp->unk));
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* the model switch                                                    */
-
-int tk_model_parse(tk_model *out, const json_t *j, const char *file,
-                   emb_err *err)
-{
-	json_t *t;
-	const char *type;
-
-	memset(out, 0, sizeof(*out));
-	if (!json_is_object(j))
-		return emb_err_set(err, "%s: field 'model' must be an object",
-		                   file);
-	t = json_object_get(j, "type");
-	if (t && !json_is_string(t))
-		return emb_err_set(err, "%s: field 'model.type' must be a "
-		                   "string", file);
-	if (t) {
-		type = json_string_value(t);
-	} else if (json_object_get(j, "continuing_subword_prefix") ||
-	           json_object_get(j, "max_input_chars_per_word")) {
-		type = "WordPiece";   /* old files without a type */
-	} else {
-		return emb_err_set(err, "%s: missing field 'model.type'", file);
-	}
-	if (!strcmp(type, "WordPiece")) {
-		out->type = TK_MODEL_WORDPIECE;
-		return wp_parse(&out->u.wp, j, file, err);
-	}
-	if (!strcmp(type, "BPE")) {
-		out->type = TK_MODEL_BPE;
-		return tk_bpe_parse(&out->u.bpe, j, file, err);
-	}
-	if (!strcmp(type, "Unigram")) {
-		out->type = TK_MODEL_UNIGRAM;
-		return tk_unigram_parse(&out->u.uni, j, file, err);
-	}
-	return emb_err_set(err, "%s: model type '%s' is not supported", file,
-	                   type);
-}
-
-void tk_model_release(tk_model *m)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		tk_vocab_release(&m->u.wp.vocab);
-		free(m->u.wp.unk);
-		free(m->u.wp.prefix);
-		break;
-	case TK_MODEL_BPE:
-		tk_bpe_release(&m->u.bpe);
-		break;
-	case TK_MODEL_UNIGRAM:
-		tk_unigram_release(&m->u.uni);
-		break;
-	}
-	memset(m, 0, sizeof(*m));
-}
-
-int tk_model_tokenize(const tk_model *m, tk_toks *out, const tk_str *s,
-                      tk_span sp, tk_model_work *w, emb_err *err)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		return wp_tokenize(&m->u.wp, out, s, sp, w, err);
-	case TK_MODEL_BPE:
-		return tk_bpe_tokenize(&m->u.bpe, out, s, sp, w, err);
-	case TK_MODEL_UNIGRAM:
-		return tk_unigram_tokenize(&m->u.uni, out, s, sp, w, err);
-	}
-	return emb_err_set(err, "no model");
-}
-
-const tk_vocab *tk_model_vocab(const tk_model *m)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		return &m->u.wp.vocab;
-	case TK_MODEL_BPE:
-		return &m->u.bpe.vocab;
-	case TK_MODEL_UNIGRAM:
-		return &m->u.uni.vocab;
-	}
-	return NULL;
 }

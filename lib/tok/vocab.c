@@ -1,0 +1,229 @@
+/*
+ * vocab.c - vocabularies (string <-> id hash map), the token list a
+ * model appends to (tk_toks) and the per-call work buffers of the
+ * models (tk_model_work), shared by WordPiece, BPE and Unigram.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tok/tok-internal.h"
+
+#define MAX_ID (1 << 26)
+
+/* ------------------------------------------------------------------ */
+/* vocabularies                                                        */
+
+void tk_vocab_release(tk_vocab *v)
+{
+	free(v->arena);
+	free(v->off);
+	free(v->len);
+	free(v->id);
+	free(v->slots);
+	free((void *)v->by_id);
+	memset(v, 0, sizeof(*v));
+}
+
+int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
+{
+	if (id < 0 || id >= MAX_ID || len > UINT32_MAX / 2)
+		return -1;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 1024;
+		uint32_t *off = realloc(v->off, cap * sizeof(*off));
+		if (!off)
+			return -1;
+		v->off = off;
+		off = realloc(v->len, cap * sizeof(*off));
+		if (!off)
+			return -1;
+		v->len = off;
+		int32_t *ids = realloc(v->id, cap * sizeof(*ids));
+		if (!ids)
+			return -1;
+		v->id = ids;
+		v->cap = cap;
+	}
+	if (v->arena_len + len + 1 > v->arena_cap) {
+		size_t cap = v->arena_cap ? v->arena_cap : 65536;
+		char *a;
+		while (cap < v->arena_len + len + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -1;
+		a = realloc(v->arena, cap);
+		if (!a)
+			return -1;
+		v->arena = a;
+		v->arena_cap = cap;
+	}
+	memcpy(v->arena + v->arena_len, s, len);
+	v->arena[v->arena_len + len] = 0;
+	v->off[v->n] = (uint32_t)v->arena_len;
+	v->len[v->n] = (uint32_t)len;
+	v->id[v->n] = id;
+	v->arena_len += len + 1;
+	v->n++;
+	return 0;
+}
+
+/* FNV-1a over prefix then s */
+static uint64_t hash2(const char *p, size_t plen, const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < plen; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
+                    const char *s, size_t len)
+{
+	const char *t = v->arena + v->off[e];
+
+	return v->len[e] == plen + len && !memcmp(t, p, plen) &&
+	       !memcmp(t + plen, s, len);
+}
+
+int tk_vocab_build(tk_vocab *v)
+{
+	size_t size = 16, i, e;
+
+	free(v->slots);
+	free((void *)v->by_id);
+	v->slots = NULL;
+	v->by_id = NULL;
+	v->n_ids = 0;
+	while (size < 2 * v->n + 2)
+		size *= 2;
+	v->slots = calloc(size, sizeof(*v->slots));
+	if (!v->slots)
+		return -1;
+	v->mask = size - 1;
+	for (e = 0; e < v->n; e++)
+		if ((size_t)v->id[e] + 1 > v->n_ids)
+			v->n_ids = (size_t)v->id[e] + 1;
+	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
+	if (!v->by_id)
+		return -1;
+	for (e = 0; e < v->n; e++) {
+		const char *s = v->arena + v->off[e];
+		v->by_id[v->id[e]] = s;
+		i = hash2("", 0, s, v->len[e]) & v->mask;
+		for (;;) {
+			uint32_t k = v->slots[i];
+			if (!k) {
+				v->slots[i] = (uint32_t)e + 1;
+				break;
+			}
+			if (entry_eq(v, k - 1, "", 0, s, v->len[e])) {
+				v->slots[i] = (uint32_t)e + 1;  /* later wins */
+				break;
+			}
+			i = (i + 1) & v->mask;
+		}
+	}
+	return 0;
+}
+
+int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
+                      const char *s, size_t len)
+{
+	size_t i;
+
+	if (!v->slots)
+		return -1;
+	i = hash2(prefix, plen, s, len) & v->mask;
+	for (;;) {
+		uint32_t k = v->slots[i];
+		if (!k)
+			return -1;
+		if (entry_eq(v, k - 1, prefix, plen, s, len))
+			return v->id[k - 1];
+		i = (i + 1) & v->mask;
+	}
+}
+
+const char *tk_vocab_str(const tk_vocab *v, int32_t id)
+{
+	if (id < 0 || (size_t)id >= v->n_ids)
+		return NULL;
+	return v->by_id[id];
+}
+
+/* ------------------------------------------------------------------ */
+/* token lists                                                         */
+
+int tk_toks_push(tk_toks *t, int32_t id, int32_t os, int32_t oe)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		int32_t *p = realloc(t->id, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->id = p;
+		p = realloc(t->off, 2 * cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->off = p;
+		uint32_t *w = realloc(t->ws, cap * sizeof(*w));
+		if (!w)
+			return -1;
+		t->ws = w;
+		t->cap = cap;
+	}
+	t->id[t->n] = id;
+	t->off[2 * t->n] = os;
+	t->off[2 * t->n + 1] = oe;
+	t->ws[t->n] = 0;
+	t->n++;
+	return 0;
+}
+
+void tk_toks_release(tk_toks *t)
+{
+	free(t->id);
+	free(t->off);
+	free(t->ws);
+	memset(t, 0, sizeof(*t));
+}
+
+void tk_model_work_release(tk_model_work *w)
+{
+	free(w->u8);
+	free(w->pos);
+	free(w->sym);
+	free(w->heap);
+	memset(w, 0, sizeof(*w));
+}
+
+int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n)
+{
+	size_t k;
+
+	if (n + 1 > w->cap) {
+		size_t cap = n + 64;
+		char *u8;
+		size_t *pos;
+		if (cap > SIZE_MAX / 8)
+			return -1;
+		u8 = realloc(w->u8, 4 * cap + 16);
+		if (!u8)
+			return -1;
+		w->u8 = u8;
+		pos = realloc(w->pos, (cap + 1) * sizeof(*pos));
+		if (!pos)
+			return -1;
+		w->pos = pos;
+		w->cap = cap;
+	}
+	w->pos[0] = 0;
+	for (k = 0; k < n; k++)
+		w->pos[k + 1] = w->pos[k] + tk_utf8_put(w->u8 + w->pos[k], c[k]);
+	return 0;
+}
