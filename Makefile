@@ -6,9 +6,9 @@
 include config.mk
 
 # the library, layer by layer (lib/README: which layer may include which)
-BASE_OBJ = lib/base/err.o lib/base/threadpool.o
+BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
-	lib/kern/kernels_vnni.o $(SIMD_OBJ)
+	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
@@ -40,7 +40,7 @@ lib/libemb.a: $(LIB_OBJ)
 	$(AR) rcs $@ $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
-HDR = lib/emb.h lib/base/base.h lib/base/threadpool.h lib/kern/kernels.h \
+HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
@@ -55,8 +55,10 @@ lib/kern/kernels_avx2.o: lib/kern/kernels_avx2.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx2.c
 lib/kern/kernels_avx512.o: lib/kern/kernels_avx512.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx512.c
-lib/kern/kernels_vnni.o: lib/kern/kernels_vnni.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_vnni.c
+lib/kern/kernels_i8_avx2.o: lib/kern/kernels_i8_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
+lib/kern/kernels_i8_avx512.o: lib/kern/kernels_i8_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
 
 # every program: its own object and the library
 cmd/emb-tokenize: cmd/emb-tokenize.o

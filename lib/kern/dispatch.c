@@ -1,90 +1,99 @@
 /*
- * cpu.c - pick the kernel table by CPU features (cpuid, and the OS's
- * XSAVE support for the wide registers) or by $EMB_ISA.
+ * dispatch.c - the one kernel table (kernels.h), float and int8: each
+ * table pairs a float variant with an int8 GEMM and row quantizer, and
+ * the best one this CPU and OS can run (base/cpu.h) is chosen at start,
+ * or the one $EMB_ISA names.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/base.h"
+#include "base/cpu.h"
 #include "kern/kernels.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+enum { T_SCALAR, T_AVX2, T_AVXVNNI, T_AVX512, T_VNNI, T_N };
 
-static unsigned long long xgetbv0(void)
+static const char *const names[T_N] = {
+	"scalar", "avx2", "avxvnni", "avx512", "vnni"
+};
+static emb_kernels tables[T_N];
+static int usable[T_N];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* table t = float variant f + int8 GEMM g (named gn) + quantizer q */
+static void make(int t, const emb_kernels *f, emb_gemm_i8_fn g,
+                 const char *gn, emb_u8_quant_fn q)
 {
-	unsigned eax, edx;
-
-	__asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
-	return ((unsigned long long)edx << 32) | eax;
+	tables[t] = *f;
+	tables[t].name = names[t];
+	tables[t].gemm_i8 = g;
+	tables[t].i8_name = gn;
+	tables[t].u8_quantize = q;
+	usable[t] = 1;
 }
 
-/* 1: AVX2+FMA usable; 2: AVX-512 F/BW/VL/DQ usable too */
-static int cpu_level(void)
+static void build(void)
 {
-	unsigned a, b, c, d, c1;
-	unsigned long long xcr;
-	int level = 0;
+	unsigned cpu = emb_cpu_features();
 
-	if (!__get_cpuid(1, &a, &b, &c1, &d))
-		return 0;
-	if (!(c1 & (1u << 27)) || !(c1 & (1u << 28)) || !(c1 & (1u << 12)))
-		return 0;    /* no OSXSAVE, AVX or FMA */
-	xcr = xgetbv0();
-	if ((xcr & 0x6) != 0x6)
-		return 0;    /* OS does not save YMM state */
-	if (__get_cpuid_max(0, NULL) < 7)
-		return 0;
-	__cpuid_count(7, 0, a, b, c, d);
-	if (b & (1u << 5))
-		level = 1;
-	if (level && (xcr & 0xe6) == 0xe6 && (b & (1u << 16)) &&
-	    (b & (1u << 17)) && (b & (1u << 30)) && (b & (1u << 31)))
-		level = 2;
-	return level;
-}
-#else
-static int cpu_level(void)
-{
-	return 0;
-}
+	(void)cpu;
+	make(T_SCALAR, &emb_kernels_scalar, emb_gemm_i8_scalar, "scalar",
+	     emb_u8_quantize_rows);
+#ifdef EMB_HAVE_AVX2
+	if (cpu & EMB_CPU_AVX2) {
+		emb_u8_quant_fn q = emb_u8_quantize_avx2();
+		if (!q)
+			q = emb_u8_quantize_rows;
+		make(T_AVX2, &emb_kernels_avx2, emb_gemm_i8_scalar, "scalar", q);
+		if (emb_gemm_i8_avxvnni())
+			make(T_AVXVNNI, &emb_kernels_avx2, emb_gemm_i8_avxvnni(),
+			     "avxvnni", q);
+	}
 #endif
+#ifdef EMB_HAVE_AVX512
+	if (cpu & EMB_CPU_AVX512) {
+		emb_u8_quant_fn q = emb_u8_quantize_avx512();
+		if (!q)
+			q = emb_u8_quantize_rows;
+		make(T_AVX512, &emb_kernels_avx512, emb_gemm_i8_scalar,
+		     "scalar", q);
+		if (emb_gemm_i8_vnni())
+			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
+			     "vnni", q);
+	}
+#endif
+}
 
 const emb_kernels *emb_kernels_get(const char *isa)
 {
-	int level = cpu_level();   /* cheap: a few cpuid instructions */
-
-	(void)level;
-	if (!strcmp(isa, "scalar"))
-		return &emb_kernels_scalar;
-#ifdef EMB_HAVE_AVX2
-	if (!strcmp(isa, "avx2") && level >= 1)
-		return &emb_kernels_avx2;
-#endif
-#ifdef EMB_HAVE_AVX512
-	if (!strcmp(isa, "avx512") && level >= 2)
-		return &emb_kernels_avx512;
-#endif
+	pthread_once(&once, build);
+	for (int t = 0; t < T_N; t++)
+		if (!strcmp(isa, names[t]))
+			return usable[t] ? &tables[t] : NULL;
 	return NULL;
 }
 
 int emb_kernels_select(const emb_kernels **out, emb_err *err)
 {
-	static const char *const order[] = { "avx512", "avx2", "scalar" };
 	const char *env = getenv("EMB_ISA");
+	int t;
 
 	if (env && *env && strcmp(env, "auto")) {
-		if (strcmp(env, "scalar") && strcmp(env, "avx2") &&
-		    strcmp(env, "avx512"))
+		for (t = 0; t < T_N; t++)
+			if (!strcmp(env, names[t]))
+				break;
+		if (t == T_N)
 			return emb_err_set(err, "EMB_ISA: unknown value '%s' "
-			                   "(expected scalar, avx2, avx512 or auto)", env);
+			                   "(expected scalar, avx2, avxvnni, avx512, "
+			                   "vnni or auto)", env);
 		*out = emb_kernels_get(env);
 		if (!*out)
 			return emb_err_set(err, "EMB_ISA: %s is not supported by "
 			                   "this CPU or build", env);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		if ((*out = emb_kernels_get(order[i])))
+	for (t = T_N - 1; t >= 0; t--)
+		if ((*out = emb_kernels_get(names[t])))
 			return 0;
 	return emb_err_set(err, "no kernels");   /* unreachable: scalar */
 }

@@ -1,11 +1,16 @@
 /*
  * kernels.h - the compute kernels behind the transformer forward.
  *
- * One table of function pointers per instruction set: "scalar" (portable
- * C, also the test oracle), "avx2" (AVX2+FMA) and "avx512" (AVX-512
- * F/BW/VL/DQ).  emb_kernels_select() picks one by CPU features and the
- * EMB_ISA environment variable.  Kernels never allocate memory and never
- * fail; they work on caller-provided buffers.
+ * One table of function pointers, float and int8 alike, chosen at start
+ * by CPU features (base/cpu.h) or the EMB_ISA environment variable
+ * (lib/kern/dispatch.c).  The float kernels come one file per
+ * instruction set: "scalar" (portable C, also the test oracle),
+ * kernels_avx2.c (AVX2+FMA), kernels_avx512.c (AVX-512 F/BW/VL/DQ); the
+ * int8 ones (qkernels.h) likewise: kernels_i8.c (scalar),
+ * kernels_i8_avx2.c (AVX-VNNI and the AVX2 row quantizer),
+ * kernels_i8_avx512.c (AVX-512 VNNI and its row quantizer).  Kernels
+ * never allocate memory and never fail; they work on caller-provided
+ * buffers.
  *
  * Determinism: every output element of every kernel is computed by the
  * same sequence of operations whatever the shape of the call it is part
@@ -22,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kern/qkernels.h"
 
 #define EMB_PANEL 16
 
@@ -39,7 +45,8 @@ enum {
 };
 
 typedef struct emb_kernels {
-	const char *name;   /* "scalar", "avx2", "avx512" */
+	/* the table: "scalar", "avx2", "avxvnni", "avx512" or "vnni" */
+	const char *name;
 
 	/*
 	 * y (m,n) = x (m,k) @ W (n,k)^T + b (n).  wp: W packed (see above),
@@ -76,9 +83,18 @@ typedef struct emb_kernels {
 	float (*dot)(const float *a, const float *b, int n);
 	/* y (n) += a * x (n) */
 	void (*axpy)(float *y, float a, const float *x, int n);
+
+	/* int8 (qkernels.h), set in the tables emb_kernels_get returns
+	 * (NULL in the float-only variants below): the W8A8 GEMM, the
+	 * activation row quantizer to pair with it (same results in every
+	 * version), and the GEMM's name: "scalar", "avxvnni" or "vnni" */
+	emb_gemm_i8_fn gemm_i8;
+	emb_u8_quant_fn u8_quantize;
+	const char *i8_name;
 } emb_kernels;
 
-/* the variants; the SIMD ones exist only when compiled in */
+/* the float variants (int8 members NULL); the SIMD ones exist only when
+ * compiled in */
 extern const emb_kernels emb_kernels_scalar;
 #ifdef EMB_HAVE_AVX2
 extern const emb_kernels emb_kernels_avx2;
@@ -88,13 +104,19 @@ extern const emb_kernels emb_kernels_avx512;
 #endif
 
 /*
- * The variant for ISA ("scalar", "avx2", "avx512") when it is compiled in
- * and this CPU and OS support it, else NULL (borrowed, static).
+ * The table for ISA when it is compiled in and this CPU and OS support
+ * it, else NULL (borrowed, static):
+ *   "scalar"   scalar float, scalar int8 (the oracle)
+ *   "avx2"     AVX2 float, scalar int8 GEMM, AVX2 row quantizer
+ *   "avxvnni"  AVX2 float, AVX-VNNI int8 GEMM
+ *   "avx512"   AVX-512 float, scalar int8 GEMM, AVX-512 row quantizer
+ *   "vnni"     AVX-512 float, AVX-512 VNNI int8 GEMM
  */
 const emb_kernels *emb_kernels_get(const char *isa);
 /*
- * The best supported variant, or the one named by $EMB_ISA
- * (error when unknown or unsupported).  *out borrowed (static).
+ * The best supported table (in the order vnni, avx512, avxvnni, avx2,
+ * scalar), or the one named by $EMB_ISA (error when unknown or
+ * unsupported).  *out borrowed (static).
  */
 struct emb_err;
 int emb_kernels_select(const emb_kernels **out, struct emb_err *err);

@@ -75,16 +75,6 @@ void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
 	}
 }
 
-emb_u8_quant_fn emb_u8_quant_for(emb_gemm_i8_fn gemm)
-{
-	emb_u8_quant_fn f;
-
-	if (gemm == emb_gemm_i8_scalar)
-		return emb_u8_quantize_rows;
-	if ((f = emb_u8_quantize_avx512()) || (f = emb_u8_quantize_avx2()))
-		return f;
-	return emb_u8_quantize_rows;
-}
 
 void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
                         const float *xs, const int32_t *xz,
@@ -112,31 +102,4 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
 			}
 		}
 	}
-}
-
-emb_gemm_i8_fn emb_gemm_i8_select(const char **name)
-{
-	const char *env = getenv("EMB_I8");
-	emb_gemm_i8_fn f;
-
-	if (env && *env && strcmp(env, "auto")) {
-		*name = env;
-		if (!strcmp(env, "scalar"))
-			return emb_gemm_i8_scalar;
-		if (!strcmp(env, "vnni"))
-			return emb_gemm_i8_vnni();
-		if (!strcmp(env, "avxvnni"))
-			return emb_gemm_i8_avxvnni();
-		return NULL;
-	}
-	if ((f = emb_gemm_i8_vnni())) {
-		*name = "vnni";
-		return f;
-	}
-	if ((f = emb_gemm_i8_avxvnni())) {
-		*name = "avxvnni";
-		return f;
-	}
-	*name = "scalar";
-	return emb_gemm_i8_scalar;
 }

@@ -1,7 +1,8 @@
 /*
- * qkernels.h - int8 GEMM for W8A8 linear layers (lib/kernels_i8.c: the
- * exact scalar version and the row quantizer; lib/kernels_vnni.c: the
- * AVX-512 VNNI version, vpdpbusd).
+ * qkernels.h - int8 GEMM for W8A8 linear layers (kernels_i8.c: the
+ * exact scalar version and the row quantizer; kernels_i8_avx2.c: AVX-VNNI
+ * and the AVX2 row quantizer; kernels_i8_avx512.c: AVX-512 VNNI, and
+ * its row quantizer).  kernels.h's table holds the ones to use.
  *
  * Weights: per-row symmetric int8, w[j][k] ~ ws[j] * q[j][k], q in
  * [-127, 127].  Packed in panels of 16 output rows with k in groups of
@@ -77,12 +78,5 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
 emb_gemm_i8_fn emb_gemm_i8_vnni(void);
 /* the AVX-VNNI (256-bit) kernel when this build and CPU have it */
 emb_gemm_i8_fn emb_gemm_i8_avxvnni(void);
-/* the kernel to use: $EMB_I8 = "scalar", "avxvnni" or "vnni" forces one
- * (NULL when the forced one is unavailable; *name says which), else the
- * best ("vnni", then "avxvnni", then "scalar") */
-emb_gemm_i8_fn emb_gemm_i8_select(const char **name);
-/* the row quantizer to pair with the GEMM kernel gemm: the scalar one
- * for emb_gemm_i8_scalar (the all-scalar oracle), else the fastest */
-emb_u8_quant_fn emb_u8_quant_for(emb_gemm_i8_fn gemm);
 
 #endif /* EMB_QKERNELS_H */

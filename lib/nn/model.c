@@ -728,12 +728,6 @@ int emb_model_load(emb_model **out, const char *dir,
 	m->w8_load = opts && opts->weights_int8;
 	m->no_fuse = getenv("EMB_NO_FUSE") && *getenv("EMB_NO_FUSE");
 	m->a8 = opts && opts->act_int8;
-	if (m->a8 && !(m->gemm_i8 = emb_gemm_i8_select(&m->i8_kernel))) {
-		emb_err_set(err, "EMB_I8: the int8 kernel '%s' is unknown or not "
-		            "supported by this CPU or build (scalar, avxvnni, "
-		            "vnni, auto)", m->i8_kernel);
-		goto out;
-	}
 	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||
 	    head_config(m, cfg, err)) {
 		/* the family readers say "config.json: ..."; name the file */
@@ -746,6 +740,10 @@ int emb_model_load(emb_model **out, const char *dir,
 	}
 	if (emb_kernels_select(&m->k, err))
 		goto out;
+	if (m->a8) {
+		m->gemm_i8 = m->k->gemm_i8;
+		m->i8_kernel = m->k->i8_name;
+	}
 	if (emb_safetensors_open(&m->st, dir, err) ||
 	    emb_safetensors_check_finite(m->st, err))
 		goto out;
@@ -1033,7 +1031,7 @@ void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
 	if (rows <= 0)
 		return;
 	// x (rows, in) -> u (rows, kp), xs, xz
-	emb_u8_quant_for(m->gemm_i8)(u, kp, xs, xz, x, ldx, rows, l->in);
+	m->k->u8_quantize(u, kp, xs, xz, x, ldx, rows, l->in);
 	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
 }
 
@@ -1069,7 +1067,7 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	pg = (pg + 3) / 4 * 4;
 	ncg = (np + pg - 1) / pg;
 	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l,
-	              emb_u8_quant_for(m->gemm_i8), m->q8, slice, NULL, kact };
+	              m->k->u8_quantize, m->q8, slice, NULL, kact };
 	j.last = (int *)(m->q8 + slice * (size_t)nt);
 	for (int t = 0; t < nt; t++)
 		j.last[t] = -1;

@@ -2,7 +2,7 @@
 # (python3's http.server serving a tree made here), then -m ORG/NAME
 # resolution of what it wrote (emb-synth --resolve uses emb_model_resolve).
 if ! command -v python3 >/dev/null 2>&1; then
-	echo "skip - 15-fetch-model: python3 not found (needed for the local HTTP server)"
+	t_skip 15-fetch-model "python3 not found (needed for the local HTTP server)"
 	return 0 2>/dev/null || exit 0
 fi
 T=$(t_tmpdir 15-fetch-model)

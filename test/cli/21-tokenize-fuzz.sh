@@ -19,11 +19,9 @@ for d in "${EMB_REFJS:-}" "$EMB_TOP"; do
 	fi
 done
 if ! command -v node > /dev/null 2>&1; then
-	echo "# skip 21-tokenize-fuzz: node is not installed"
+	t_skip 21-tokenize-fuzz "node is not installed"
 elif [ -z "$refdir" ]; then
-	echo "# skip 21-tokenize-fuzz: npm package tokenizers not found (set EMB_REFJS=DIR" \
-		"with DIR/node_modules/tokenizers, or run: npm install --ignore-scripts" \
-		"--no-save tokenizers@0.23.2)"
+	t_skip 21-tokenize-fuzz "npm package tokenizers not found (set EMB_REFJS=DIR with DIR/node_modules/tokenizers, or run: npm install --ignore-scripts --no-save tokenizers@0.23.2)"
 else
 	T=$(t_tmpdir 21-tokenize-fuzz)
 	v=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$refdir/node_modules/tokenizers/package.json" | head -1)

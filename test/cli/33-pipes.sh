@@ -30,7 +30,7 @@ if [ -w /dev/full ]; then
 	emb-pool --help > /dev/full 2> "$T/err"; s=$?
 	t_eq "--help to /dev/full: exit 4" "$s" 4
 else
-	echo "# /dev/full missing: write-error checks skipped"
+	t_skip "write-error checks" "/dev/full missing"
 fi
 
 # --progress: status on stderr, stdout unchanged; --no-progress: none

@@ -6,6 +6,9 @@ D="$EMB_TOP/test/data"
 t_pass() { echo "ok - $1"; }
 t_fail() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
 
+# t_skip DESC REASON: a check that cannot run here says so ("skip - ...",
+# counted apart from passes and failures)
+t_skip() { echo "skip - $1: $2"; }
 # t_ok DESC CMD...: CMD must exit 0
 t_ok() { d=$1; shift; if "$@"; then t_pass "$d"; else t_fail "$d" "exit $?: $*"; fi; }
 # t_status DESC WANT CMD...: CMD must exit WANT

@@ -51,7 +51,8 @@ fhdr="test/fuzz/fuzz.h test/fuzz/fuzz_tok.h"
 		case $b in
 		kernels_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_avx512) flags="$KFL ${AVX512_CFLAGS:-}" ;;
-		kernels_vnni) flags="$KFL ${VNNI_CFLAGS:-}" ;;
+		kernels_i8_avx512) flags="$KFL ${VNNI_CFLAGS:-}" ;;
+		kernels_i8_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_i8) flags="$KFL" ;;
 		*) flags="$CFL -fsanitize=fuzzer-no-link" ;;
 		esac

@@ -9,7 +9,7 @@
 # succeed must write something (stdout, or DIR/model.safetensors for
 # -o DIR); failing ones must say why on stderr.
 # valgrind does not implement AVX-512: EMB_ISA=avx2 (the AVX2 kernels)
-# and EMB_I8=scalar (the int8 GEMM without VNNI) for every command.
+# with the portable int8 GEMM (no VNNI) for every command.
 # First a self-check: a program with a leak and one with an invalid read
 # must each fail under the same options (when a C compiler is there).
 T=$(t_tmpdir valgrind)
@@ -21,7 +21,7 @@ vgopts="--tool=memcheck --error-exitcode=99 --leak-check=full \
 if ! command -v valgrind > /dev/null 2>&1; then
 	t_fail "valgrind is installed (scripts/install-deps installs it)"
 else
-	export EMB_ISA=avx2 EMB_I8=scalar
+	export EMB_ISA=avx2
 
 	# the harness catches a leak and a bad read
 	cc=$(sed -n 's/^CC = //p' "$EMB_TOP/config.mk")

@@ -137,25 +137,45 @@ Test(i8, quantize_rows_avx512_equals_scalar)
 {
 	emb_u8_quant_fn f = emb_u8_quantize_avx512();
 
-	cr_assert_eq(emb_u8_quant_for(emb_gemm_i8_scalar), emb_u8_quantize_rows,
-	             "the scalar GEMM pairs with the scalar quantizer");
-	if (!f) {
-		cr_log_info("no AVX-512 quantizer in this build or CPU");
-		return;
-	}
-	if (emb_gemm_i8_vnni())
-		cr_expect_eq(emb_u8_quant_for(emb_gemm_i8_vnni()), f);
+	if (!f)
+		cr_skip_test("no AVX-512 quantizer in this build or CPU");
+	if (emb_kernels_get("vnni"))
+		cr_expect_eq(emb_kernels_get("vnni")->u8_quantize, f);
 	check_quant_all(f, "avx512");
+}
+
+/* every table pairs its int8 GEMM with a quantizer; the scalar one is
+ * all scalar (the oracle) */
+Test(i8, tables_pair_gemm_and_quantizer)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni" };
+	const emb_kernels *s = emb_kernels_get("scalar");
+
+	cr_assert(s);
+	cr_assert_eq(s->gemm_i8, emb_gemm_i8_scalar);
+	cr_assert_eq(s->u8_quantize, emb_u8_quantize_rows);
+	cr_assert_str_eq(s->i8_name, "scalar");
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		if (!k)
+			continue;
+		cr_assert_str_eq(k->name, isas[i]);
+		cr_assert(k->gemm && k->gemm_i8 && k->u8_quantize && k->i8_name);
+	}
+	if (emb_kernels_get("avxvnni"))
+		cr_assert_eq(emb_kernels_get("avxvnni")->gemm_i8,
+		             emb_gemm_i8_avxvnni());
+	if (emb_kernels_get("vnni"))
+		cr_assert_eq(emb_kernels_get("vnni")->gemm_i8, emb_gemm_i8_vnni());
 }
 
 Test(i8, quantize_rows_avx2_equals_scalar)
 {
 	emb_u8_quant_fn f = emb_u8_quantize_avx2();
 
-	if (!f) {
-		cr_log_info("no AVX2 quantizer in this build or CPU");
-		return;
-	}
+	if (!f)
+		cr_skip_test("no AVX2 quantizer in this build or CPU");
 	check_quant_all(f, "avx2");
 }
 
@@ -312,10 +332,8 @@ Test(i8, vnni_equals_scalar)
 {
 	emb_gemm_i8_fn f = emb_gemm_i8_vnni();
 
-	if (!f) {
-		cr_log_info("no AVX-512 VNNI kernel in this build or CPU");
-		return;
-	}
+	if (!f)
+		cr_skip_test("no AVX-512 VNNI kernel in this build or CPU");
 	check_kernel(f, "vnni");
 }
 
@@ -323,10 +341,8 @@ Test(i8, avxvnni_equals_scalar)
 {
 	emb_gemm_i8_fn f = emb_gemm_i8_avxvnni();
 
-	if (!f) {
-		cr_log_info("no AVX-VNNI kernel in this build or CPU");
-		return;
-	}
+	if (!f)
+		cr_skip_test("no AVX-VNNI kernel in this build or CPU");
 	check_kernel(f, "avxvnni");
 }
 
@@ -334,16 +350,21 @@ Test(i8, avxvnni_equals_scalar)
  * close to the float product */
 Test(i8, close_to_float)
 {
-	const char *name = NULL;
-	emb_gemm_i8_fn f = emb_gemm_i8_select(&name);
+	const emb_kernels *k = NULL;
+	emb_err err;
+	emb_gemm_i8_fn f;
+	const char *name;
 	prob p;
 
-	cr_assert(f && name);
+	cr_assert_eq(emb_kernels_select(&k, &err), 0, "%s", err.msg);
+	f = k->gemm_i8;
+	name = k->i8_name;
+	cr_assert(f && name && k->u8_quantize);
 	prob_make(&p, 9, 40, 384, 0);
 	{
 		float *y = malloc((size_t)9 * 40 * 4);
 		uint8_t *u = malloc((size_t)9 * p.kp);
-		emb_u8_quant_for(f)(u, p.kp, p.xs, p.xz, p.x, p.k, 9, p.k);
+		k->u8_quantize(u, p.kp, p.xs, p.xz, p.x, p.k, 9, p.k);
 		f(y, 40, u, p.kp, p.xs, p.xz, p.wp, p.ws, p.wsum, p.b, 9, 40, p.kp);
 		for (int i = 0; i < 9; i++)
 			for (int j = 0; j < 40; j++) {
