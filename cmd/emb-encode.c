@@ -107,31 +107,10 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 			c->splade = 1;
 			return 0;
 		}
-		if (arg) {
-			unsigned m = 0, x;
-			char part[64];
-			const char *s = arg;
-			while (*s) {
-				size_t n = strcspn(s, ",+");
-				if (n == 0 || n >= sizeof(part))
-					goto badmode;
-				memcpy(part, s, n);
-				part[n] = 0;
-				if (!(x = emb_pool_mode_parse(part)))
-					goto badmode;
-				m |= x;
-				s += n;
-				if (*s)
-					s++;
-			}
-			if (!m)
-				goto badmode;
-			c->modes = m;
-		}
+		if (arg && !(c->modes = emb_pool_modes_parse(arg)))
+			return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
+			                   arg);
 		return 0;
-badmode:
-		return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
-		                   arg);
 	case O_TOPK:
 		if (emb_cli_parse_int(&c->top_k, arg, 1, 1LL << 30, 0) < 0)
 			return emb_err_set(err, "--top-k must be a positive integer, not '%s'",
@@ -245,28 +224,6 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	return 0;
 }
 
-/* a JSON string literal of s */
-static void json_str(emb_buf *b, const char *s)
-{
-	char esc[8];
-
-	emb_buf_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)ch;
-			emb_buf_add(b, esc, 2);
-		} else if (ch < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", ch);
-			emb_buf_add(b, esc, 6);
-		} else {
-			emb_buf_add(b, s, 1);
-		}
-	}
-	emb_buf_add(b, "\"", 1);
-}
-
 static int all_finite(const float *v, size_t n)
 {
 	size_t i;
@@ -277,31 +234,10 @@ static int all_finite(const float *v, size_t n)
 	return 1;
 }
 
-static const float *sp_vals;
-
-/* larger value first, then lower index */
-static int sp_cmp(const void *a, const void *b)
-{
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-
-	if (sp_vals[i] != sp_vals[j])
-		return sp_vals[i] > sp_vals[j] ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-
-	return (i > j) - (i < j);
-}
-
 /* w (vocab) -> o->sp_idx, o->v: the nonzeros (top_k largest), ascending */
 static int sparse_of(out *o, const float *w, int vocab, long long top_k,
                      emb_err *err)
 {
-	int k = 0;
-
 	free(o->v);
 	free(o->sp_idx);
 	o->vcap = 0;
@@ -309,18 +245,8 @@ static int sparse_of(out *o, const float *w, int vocab, long long top_k,
 	o->sp_idx = malloc(((size_t)vocab + 1) * sizeof(int32_t));
 	if (!o->v || !o->sp_idx)
 		return emb_err_set(err, "out of memory");
-	for (int i = 0; i < vocab; i++)
-		if (w[i] != 0)
-			o->sp_idx[k++] = i;
-	if (top_k > 0 && k > top_k) {
-		sp_vals = w;
-		qsort(o->sp_idx, (size_t)k, sizeof(int32_t), sp_cmp);
-		k = (int)top_k;
-		qsort(o->sp_idx, (size_t)k, sizeof(int32_t), cmp_i32);
-	}
-	for (int i = 0; i < k; i++)
-		o->v[i] = w[o->sp_idx[i]];
-	o->vn = k;
+	o->vn = (int)emb_sparse_select(o->sp_idx, o->v, w, vocab,
+	                               top_k > 0 ? (size_t)top_k : 0);
 	return 0;
 }
 
@@ -448,30 +374,9 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 			emb_out_int(b, "prompt_length", (long long)o->prompt_length);
 	}
 	if (c->splade) {
-		emb_buf j;
-		char num[32];
-		emb_buf_init(&j);
-		emb_buf_add(&j, c->terms ? "{\"terms\":[" : "{\"indices\":[", c->terms ? 10 : 12);
-		for (int i = 0; i < o->vn; i++) {
-			if (i)
-				emb_buf_add(&j, ",", 1);
-			if (c->terms) {
-				const char *t = emb_tokenizer_id_to_token(c->tt.tok, o->sp_idx[i]);
-				json_str(&j, t ? t : "");
-			} else {
-				int len = snprintf(num, sizeof(num), "%d", (int)o->sp_idx[i]);
-				emb_buf_add(&j, num, (size_t)len);
-			}
-		}
-		emb_buf_add(&j, "],\"values\":[", 12);
-		for (int i = 0; i < o->vn; i++) {
-			if (i)
-				emb_buf_add(&j, ",", 1);
-			emb_buf_add(&j, num, emb_fmt_f32(num, o->v[i]));
-		}
-		emb_buf_add(&j, "]}", 2);
-		emb_out_json(b, "sparse", j.p, j.len);
-		emb_buf_release(&j);
+		if (emb_out_sparse(b, "sparse", o->sp_idx, o->v, (size_t)o->vn,
+		                   c->terms ? c->tt.tok : NULL) < 0)
+			return emb_err_set(err, "out of memory");
 	} else if (c->pool)
 		emb_out_floats(b, "embedding", o->v, (size_t)o->vn, c->cli.b64);
 	else
@@ -491,14 +396,6 @@ static void free_user(void *vc, void *u)
 	free(o->types);
 	free(o->v);
 	free(o);
-}
-
-static int exists(const char *dir, const char *name)
-{
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	return access(p, F_OK) == 0;
 }
 
 int main(int argc, char **argv)
@@ -537,7 +434,7 @@ int main(int argc, char **argv)
 	c.maxpos = emb_model_max_positions(c.m);
 	c.vocab = emb_model_vocab_size(c.m);
 	c.types = emb_model_type_vocab_size(c.m);
-	if (exists(dir, "tokenizer.json") || exists(dir, "vocab.txt")) {
+	if (emb_tokenizer_exists(dir)) {
 		emb_text_tok_setup(&c.tt, &c.cli, dir, c.maxpos);
 	} else if (emb_st_config_load(&c.tt.st, dir, &err) < 0) {
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
@@ -555,12 +452,8 @@ int main(int argc, char **argv)
 		pd = c.spec.dense[c.spec.n_dense - 1].out;
 	if (c.splade) {
 		/* load the head now: missing head weights are a load error */
-		int32_t id = 0;
-		emb_seq sq = { &id, NULL, 1 };
-		float *tmp = malloc((size_t)c.vocab * sizeof(float));
-		if (!tmp || emb_model_forward_head(c.m, tmp, EMB_OUT_SPLADE, &sq, 1, &err) < 0)
-			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", tmp ? err.msg : "out of memory");
-		free(tmp);
+		if (emb_model_head_load(c.m, EMB_OUT_SPLADE, &err) < 0)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		if (c.terms && !c.tt.tok)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --terms needs the tokenizer files", dir);
 	}

@@ -55,28 +55,6 @@ typedef struct out {
 	int n;
 } out;
 
-/* "cls", "mean,max": OR of the parts; 0 when any part is unknown */
-static unsigned parse_modes(const char *s)
-{
-	unsigned m = 0, x;
-	char part[64];
-
-	while (*s) {
-		size_t n = strcspn(s, ",+");
-		if (n == 0 || n >= sizeof(part))
-			return 0;
-		memcpy(part, s, n);
-		part[n] = 0;
-		if (!(x = emb_pool_mode_parse(part)))
-			return 0;
-		m |= x;
-		s += n;
-		if (*s)
-			s++;
-	}
-	return m;
-}
-
 static int option(void *vc, int key, const char *arg, emb_err *err)
 {
 	ctx *c = vc;
@@ -84,7 +62,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 
 	switch (key) {
 	case O_MODE:
-		if (!(c->modes = parse_modes(arg)))
+		if (!(c->modes = emb_pool_modes_parse(arg)))
 			return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
 			                   arg);
 		return 0;

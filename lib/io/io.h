@@ -133,6 +133,9 @@ const char *emb_st_config_prompt(const emb_st_config *c, const char *name);
 /* "mean", "cls", "max", "mean_sqrt_len_tokens", "weightedmean", "lasttoken";
  * also accepts ST names like "mean_tokens"; returns 0 when unknown */
 unsigned emb_pool_mode_parse(const char *s);
+/* a list of modes joined by ',' or '+' ("mean,max"): the OR of the
+ * parts; 0 when empty or any part is unknown */
+unsigned emb_pool_modes_parse(const char *s);
 
 /* ------------------------------------------------------------------ */
 /* JSONL records (lib/jsonl.c)                                         */
@@ -209,6 +212,8 @@ typedef struct emb_buf {
 void emb_buf_init(emb_buf *b);
 void emb_buf_release(emb_buf *b);
 void emb_buf_add(emb_buf *b, const char *s, size_t n);
+/* S (N bytes of UTF-8) as a JSON string literal, quotes included */
+void emb_buf_add_jstr(emb_buf *b, const char *s, size_t n);
 /* 1 once memory ran out while writing into b: what was written after
  * that is lost and the record being built is dropped at emb_out_end;
  * the caller reports "out of memory" (the buffer stays unusable) */

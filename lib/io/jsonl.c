@@ -817,7 +817,6 @@ bad:
 }
 
 /* append S as a JSON string literal (with quotes) */
-static void buf_add_jstr(emb_buf *b, const char *s, size_t n);
 
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,
                          emb_err *err)
@@ -833,7 +832,7 @@ int emb_record_from_text(emb_record *rec, const char *line, size_t len,
 	}
 	emb_buf_init(&b);
 	emb_buf_add(&b, "{\"text\":", 8);
-	buf_add_jstr(&b, line, len);
+	emb_buf_add_jstr(&b, line, len);
 	emb_buf_add(&b, "}", 1);
 	rc = emb_record_parse(rec, b.p, b.len, err);
 	emb_buf_release(&b);
@@ -1344,7 +1343,7 @@ static void buf_addc(emb_buf *b, char c)
 	b->p[b->len] = 0;
 }
 
-static void buf_add_jstr(emb_buf *b, const char *s, size_t n)
+void emb_buf_add_jstr(emb_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t i, run = 0;
@@ -1686,7 +1685,7 @@ void emb_out_int(emb_buf *b, const char *key, long long v)
 void emb_out_string(emb_buf *b, const char *key, const char *s, size_t n)
 {
 	out_key(b, key, "");
-	buf_add_jstr(b, s, n);
+	emb_buf_add_jstr(b, s, n);
 }
 
 void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n)
@@ -1770,7 +1769,7 @@ void emb_out_strings(emb_buf *b, const char *key, const char *const *v,
 	for (i = 0; i < n; i++) {
 		if (i)
 			buf_addc(b, ',');
-		buf_add_jstr(b, v[i] ? v[i] : "", v[i] ? strlen(v[i]) : 0);
+		emb_buf_add_jstr(b, v[i] ? v[i] : "", v[i] ? strlen(v[i]) : 0);
 	}
 	buf_addc(b, ']');
 }

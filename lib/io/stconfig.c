@@ -109,6 +109,27 @@ unsigned emb_pool_mode_parse(const char *s)
 	return modes;
 }
 
+unsigned emb_pool_modes_parse(const char *s)
+{
+	unsigned m = 0, x;
+	char part[64];
+
+	while (*s) {
+		size_t n = strcspn(s, ",+");
+		if (n == 0 || n >= sizeof(part))
+			return 0;
+		memcpy(part, s, n);
+		part[n] = 0;
+		if (!(x = emb_pool_mode_parse(part)))
+			return 0;
+		m |= x;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return m;
+}
+
 /* a relative path with no ".." component */
 static int safe_relpath(const char *s)
 {

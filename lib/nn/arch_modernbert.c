@@ -33,21 +33,6 @@ typedef struct modernbert {
 	mb_layer *layer;
 } modernbert;
 
-static int cfg_bool(int *out, const json_t *cfg, const char *key, int def,
-                    emb_err *err)
-{
-	const json_t *v = json_object_get(cfg, key);
-
-	*out = def;
-	if (v && !json_is_null(v)) {
-		if (!json_is_boolean(v))
-			return emb_err_set(err, "config.json: field '%s' must be true "
-			                   "or false", key);
-		*out = json_is_true(v);
-	}
-	return 0;
-}
-
 static int mb_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
 	modernbert *w = calloc(1, sizeof(*w));
@@ -69,9 +54,9 @@ static int mb_config(emb_model *m, const json_t *cfg, emb_err *err)
 	    emb_cfg_int(&w->local, cfg, "local_attention", -1, 0, err) ||
 	    emb_cfg_float(&gtheta, cfg, "global_rope_theta", 160000, err) ||
 	    emb_cfg_float(&ltheta, cfg, "local_rope_theta", gtheta, err) ||
-	    cfg_bool(&w->attn_bias, cfg, "attention_bias", 0, err) ||
-	    cfg_bool(&w->mlp_bias, cfg, "mlp_bias", 0, err) ||
-	    cfg_bool(&w->norm_bias, cfg, "norm_bias", 0, err))
+	    emb_cfg_bool(&w->attn_bias, cfg, "attention_bias", 0, err) ||
+	    emb_cfg_bool(&w->mlp_bias, cfg, "mlp_bias", 0, err) ||
+	    emb_cfg_bool(&w->norm_bias, cfg, "norm_bias", 0, err))
 		return -1;
 	if (m->hidden % m->heads)
 		return emb_err_set(err, "config.json: field 'hidden_size' (%d) must "

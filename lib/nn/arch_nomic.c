@@ -39,15 +39,8 @@ typedef struct nomic {
 static int cfg_bool(int *out, const json_t *cfg, const char *key, int def,
                     int want, emb_err *err)
 {
-	const json_t *v = json_object_get(cfg, key);
-
-	*out = def;
-	if (v && !json_is_null(v)) {
-		if (!json_is_boolean(v))
-			return emb_err_set(err, "config.json: field '%s' must be true "
-			                   "or false", key);
-		*out = json_is_true(v);
-	}
+	if (emb_cfg_bool(out, cfg, key, def, err))
+		return -1;
 	if (want >= 0 && *out != want)
 		return emb_err_set(err, "config.json: field '%s' value %s is not "
 		                   "supported (supported: %s)", key,

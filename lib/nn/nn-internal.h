@@ -3,13 +3,13 @@
  * model object, the family (architecture) table and the
  * layer helpers every family's forward is built from.
  *
- * A family (lib/arch_*.c) supplies an emb_family: parse its config.json
+ * A family (arch_*.c) supplies an emb_family: parse its config.json
  * fields, map and check its tensors (emb_model_linear, emb_model_norm,
  * emb_model_table), and run its forward over an emb_batch with the shared
  * layers (emb_linear_fwd, emb_norm_fwd, emb_act_fwd, emb_attention...).
  */
-#ifndef EMB_MODEL_INTERNAL_H
-#define EMB_MODEL_INTERNAL_H
+#ifndef EMB_NN_INTERNAL_H
+#define EMB_NN_INTERNAL_H
 
 #include <jansson.h>
 #include "base/base.h"
@@ -160,6 +160,9 @@ struct emb_model {
 
 /* integer field: def when absent and def >= 0, else required;
  * must be >= min */
+/* config.json boolean KEY (default DEF when absent or null) */
+int emb_cfg_bool(int *out, const json_t *cfg, const char *key, int def,
+                 emb_err *err);
 int emb_cfg_int(int *out, const json_t *cfg, const char *key, int def,
                 int min, emb_err *err);
 int emb_cfg_float(float *out, const json_t *cfg, const char *key,
@@ -214,6 +217,18 @@ void emb_rmsnorm_row(float *y, const float *x, const float *w, int n,
 /* scratch of n floats for this forward (borrowed; reused and overwritten
  * by the next call) */
 float *emb_model_scratch(emb_model *m, size_t n, emb_err *err);
+/* per-thread scratch of at least EACH floats for every pool thread
+ * (m->tscratch, m->tscratch_each apart); 0 or -1 out of memory */
+int emb_model_thread_scratch(emb_model *m, size_t each, emb_err *err);
+/* grow the big buffer *p (cap floats, len bytes mapped) to at least n
+ * floats (old contents dropped); 0 or -1 out of memory */
+int emb_big_grow(float **p, size_t *cap, size_t *len, size_t n);
+/* free every buffer weights.c handed out for m (weights, packed tables,
+ * scratch) */
+void emb_model_memory_release(emb_model *m);
+/* the per-thread attention scratch for sequences up to maxlen tokens,
+ * reserved before the layers run (attention.c) */
+int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err);
 
 /* y (rows, l->out) = x (rows, l->in) @ W^T + b; strides ldy, ldx */
 void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
@@ -226,7 +241,7 @@ void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
 /* W8A8 only (l->wq and m->gemm_i8 set): y (rows, l->out) = act(x (rows,
  * l->in) @ W^T + b) (kact: EMB_KACT_*) in the calling thread (e.g. inside
  * a row-block task), bit for bit what emb_linear_act_fwd gives; scratch:
- * emb_linear_i8_scratch(l, rows) bytes, 4-byte aligned (owner: int8) */
+ * emb_linear_i8_scratch(l, rows) bytes, 4-byte aligned */
 size_t emb_linear_i8_scratch(const emb_linear *l, int rows);
 void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
                         const float *x, int ldx, int rows,
@@ -297,7 +312,7 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err);
 
 /* ------------------------------------------------------------------ */
-/* decoder-style families (arch_qwen3.c; Gemma 3 in arch_gemma3.c)     */
+/* decoder-style families (decoder.c; arch_qwen3.c, arch_gemma3.c)     */
 
 typedef struct emb_dec_layer {
 	emb_linear qkv, o, gate_up, down;   /* gate_up: [gate | up] */
@@ -327,4 +342,4 @@ int emb_decoder_forward(emb_model *m, float *out, const emb_batch *b,
                         emb_err *err);
 void emb_decoder_release(emb_model *m);
 
-#endif /* EMB_MODEL_INTERNAL_H */
+#endif /* EMB_NN_INTERNAL_H */

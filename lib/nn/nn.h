@@ -30,6 +30,14 @@ typedef struct emb_model_opts {
  */
 int emb_model_load(emb_model **out, const char *dir,
                    const emb_model_opts *opts, emb_err *err);
+/*
+ * The tokens a sequence may have (emb_model_max_positions) for the
+ * parsed config.json CFG (a json_t, borrowed) as its family reads it,
+ * without weights: RoBERTa, XLM-R and MPNet positions start after
+ * padding_idx.  -1 when the config names no supported family or is bad.
+ */
+struct json_t;
+int emb_model_config_positions(const struct json_t *cfg);
 void emb_model_free(emb_model *m);
 int emb_model_hidden_size(const emb_model *m);
 int emb_model_max_positions(const emb_model *m);  /* usable tokens/seq */
@@ -99,5 +107,15 @@ size_t emb_model_out_width(const emb_model *m, int kind);
  */
 int emb_model_forward_head(emb_model *m, float *out, int kind,
                            const emb_seq *seqs, int nseq, emb_err *err);
+/* emb_model_forward_head over seqs [0, nseq) in consecutive slices of at
+ * most MAX_TOKENS tokens (0: one slice; a longer sequence goes alone);
+ * out as one call over all of them would write it */
+int emb_model_forward_head_budget(emb_model *m, float *out, int kind,
+                                  const emb_seq *seqs, int nseq,
+                                  size_t max_tokens, emb_err *err);
+/* read the head that KIND needs now (it is otherwise read on the first
+ * forward that needs it), so that a checkpoint without it fails at load:
+ * the error emb_model_forward_head would give */
+int emb_model_head_load(emb_model *m, int kind, emb_err *err);
 
 #endif /* EMB_NN_H */

@@ -11,6 +11,8 @@
  * them (mask sums clamped to 1e-9; max over an all-masked column is -1e9).
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "st/st.h"
@@ -145,4 +147,80 @@ void emb_normalize(float *v, int d)
 		norm = 1e-12f;
 	for (j = 0; j < d; j++)
 		v[j] = v[j] / norm;
+}
+
+/* larger value first, then lower index (qsort_r is not in C11: the
+ * values come through a file-static pointer; one call at a time per
+ * thread is all emb needs, so it is thread-local) */
+static _Thread_local const float *sp_vals;
+
+static int sp_cmp(const void *a, const void *b)
+{
+	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+
+	if (sp_vals[i] != sp_vals[j])
+		return sp_vals[i] > sp_vals[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+
+	return (i > j) - (i < j);
+}
+
+size_t emb_sparse_select(int32_t *idx, float *val, const float *w, int n,
+                         size_t top_k)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (w[i] != 0)
+			idx[k++] = i;
+	if (top_k > 0 && k > top_k) {
+		sp_vals = w;
+		qsort(idx, k, sizeof(int32_t), sp_cmp);
+		k = top_k;
+		qsort(idx, k, sizeof(int32_t), cmp_i32);
+	}
+	for (size_t i = 0; i < k; i++)
+		val[i] = w[idx[i]];
+	return k;
+}
+
+int emb_out_sparse(emb_buf *b, const char *key, const int32_t *idx,
+                   const float *val, size_t n, const emb_tokenizer *terms)
+{
+	emb_buf j;
+	char num[32];
+	int rc = 0;
+
+	emb_buf_init(&j);
+	emb_buf_add(&j, terms ? "{\"terms\":[" : "{\"indices\":[",
+	            terms ? 10 : 12);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			emb_buf_add(&j, ",", 1);
+		if (terms) {
+			const char *t = emb_tokenizer_id_to_token(terms, idx[i]);
+			emb_buf_add_jstr(&j, t ? t : "", t ? strlen(t) : 0);
+		} else {
+			int len = snprintf(num, sizeof(num), "%d", (int)idx[i]);
+			emb_buf_add(&j, num, (size_t)len);
+		}
+	}
+	emb_buf_add(&j, "],\"values\":[", 12);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			emb_buf_add(&j, ",", 1);
+		emb_buf_add(&j, num, emb_fmt_f32(num, val[i]));
+	}
+	emb_buf_add(&j, "]}", 2);
+	if (emb_buf_failed(&j))
+		rc = -1;
+	else
+		emb_out_json(b, key, j.p, j.len);
+	emb_buf_release(&j);
+	return rc;
 }

@@ -185,3 +185,40 @@ double emb_maxsim(const float *q, int nq, const float *d, int nd, int dim)
 	free(dn);
 	return total;
 }
+
+int emb_out_ranking(emb_buf *b, const char *key, const float *scores,
+                    size_t n, size_t top_k, const char *const *docs,
+                    emb_err *err)
+{
+	int *order = malloc((n ? n : 1) * sizeof(int));
+	size_t keep = top_k && top_k < n ? top_k : n;
+	emb_buf j;
+	char num[64];
+
+	if (!order)
+		return emb_err_set(err, "out of memory");
+	emb_rank_order(order, scores, (int)n);
+	emb_buf_init(&j);
+	emb_buf_add(&j, "[", 1);
+	for (size_t i = 0; i < keep; i++) {
+		int k = snprintf(num, sizeof(num), "%s{\"index\":%d,\"score\":",
+		                 i ? "," : "", order[i]);
+		emb_buf_add(&j, num, (size_t)k);
+		emb_buf_add(&j, num, emb_fmt_f32(num, scores[order[i]]));
+		if (docs) {
+			emb_buf_add(&j, ",\"document\":", 12);
+			emb_buf_add(&j, docs[order[i]], strlen(docs[order[i]]));
+		}
+		emb_buf_add(&j, "}", 1);
+	}
+	emb_buf_add(&j, "]", 1);
+	if (emb_buf_failed(&j)) {
+		emb_buf_release(&j);
+		free(order);
+		return emb_err_set(err, "out of memory");
+	}
+	emb_out_json(b, key, j.p, j.len);
+	emb_buf_release(&j);
+	free(order);
+	return 0;
+}

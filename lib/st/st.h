@@ -25,6 +25,18 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
              int skip, emb_err *err);
 /* v /= max(||v||, 1e-12), as torch.nn.functional.normalize */
 void emb_normalize(float *v, int d);
+/*
+ * Sparse vectors (SPLADE).  w (n) -> idx, val (room for n each): the
+ * nonzero entries, or the TOP_K largest of them (0: all; ties by lower
+ * index), in ascending index order; returns how many.
+ */
+size_t emb_sparse_select(int32_t *idx, float *val, const float *w, int n,
+                         size_t top_k);
+/* member KEY of the record being written to b: {"indices": [...],
+ * "values": [...]}, or {"terms": [...], "values": [...]} with the
+ * vocabulary strings of TERMS (borrowed) when given; -1 out of memory */
+int emb_out_sparse(emb_buf *b, const char *key, const int32_t *idx,
+                   const float *val, size_t n, const emb_tokenizer *terms);
 
 /* ------------------------------------------------------------------ */
 /* reranking (lib/rerank.c)                                            */
@@ -49,6 +61,13 @@ int emb_activation_default(int *out, const char *dir, emb_err *err);
 void emb_activation_apply(float *v, int n, int act);
 /* order (n): indices of scores (n) best first, ties by lower index */
 void emb_rank_order(int *order, const float *scores, int n);
+/* member KEY of the record being written to b: the array
+ * [{"index": i, "score": s}, ...] of SCORES (n) best first (ties by lower
+ * index; sentence-transformers CrossEncoder.rank), the TOP_K best (0: all),
+ * each with "document": docs[i] (raw JSON, borrowed) when DOCS is given */
+int emb_out_ranking(emb_buf *b, const char *key, const float *scores,
+                    size_t n, size_t top_k, const char *const *docs,
+                    emb_err *err);
 /*
  * ColBERT late interaction: sum over query rows q (nq, dim) of the max
  * over document rows d (nd, dim) of cos(q_i, d_j).  Rows are normalized

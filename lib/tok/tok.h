@@ -22,6 +22,9 @@ typedef struct emb_tokenizer emb_tokenizer;
  */
 int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err);
 void emb_tokenizer_free(emb_tokenizer *tok);
+/* 1 when DIR has a tokenizer emb_tokenizer_load would read
+ * (tokenizer.json or vocab.txt), else 0 */
+int emb_tokenizer_exists(const char *dir);
 
 typedef struct emb_encoding {
 	int32_t *ids;
@@ -58,5 +61,10 @@ size_t emb_tokenizer_vocab_size(const emb_tokenizer *tok);
 /* number of special tokens the post-processor adds around one sequence
  * (e.g. 2 for [CLS] A [SEP]) or a pair (3 or 4) */
 size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair);
+/* the ids of the special tokens the post-processor adds around one
+ * sequence or a pair, sorted, each once: *out new (free()), *n of them
+ * (0 when it adds none) */
+int emb_tokenizer_special_ids(int32_t **out, size_t *n,
+                              const emb_tokenizer *tok, emb_err *err);
 
 #endif /* EMB_TOK_H */

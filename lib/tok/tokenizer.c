@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utf8proc.h>
 #include "tok/tok-internal.h"
 
@@ -540,6 +541,49 @@ size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair)
 		return 0;
 	return pair ? tpl_specials(tok->post.pair, tok->post.n_pair)
 	            : tpl_specials(tok->post.single, tok->post.n_single);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int emb_tokenizer_special_ids(int32_t **out, size_t *n,
+                              const emb_tokenizer *tok, emb_err *err)
+{
+	const tk_post *p = &tok->post;
+	size_t k = 0, cap = 1;
+	int32_t *v;
+
+	*out = NULL;
+	*n = 0;
+	if (p->type == TK_POST_TEMPLATE) {
+		for (size_t i = 0; i < p->n_single; i++)
+			if (p->single[i].seq < 0)
+				cap += p->single[i].n;
+		for (size_t i = 0; i < p->n_pair; i++)
+			if (p->pair[i].seq < 0)
+				cap += p->pair[i].n;
+	}
+	if (!(v = malloc(cap * sizeof(*v))))
+		return emb_err_set(err, "out of memory");
+	for (int pair = 0; pair < 2 && p->type == TK_POST_TEMPLATE; pair++) {
+		const tk_tpl_item *it = pair ? p->pair : p->single;
+		size_t ni = pair ? p->n_pair : p->n_single;
+		for (size_t i = 0; i < ni; i++)
+			if (it[i].seq < 0)
+				for (size_t j = 0; j < it[i].n; j++)
+					v[k++] = it[i].ids[j];
+	}
+	qsort(v, k, sizeof(*v), cmp_i32);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*n || v[*n - 1] != v[i])
+			v[(*n)++] = v[i];
+	*out = v;
+	return 0;
 }
 
 void emb_encoding_init(emb_encoding *enc)
@@ -1410,6 +1454,17 @@ out:
 	json_decref(cfg);
 	json_decref(map);
 	return rc;
+}
+
+int emb_tokenizer_exists(const char *dir)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/tokenizer.json", dir);
+	if (access(p, F_OK) == 0)
+		return 1;
+	snprintf(p, sizeof(p), "%s/vocab.txt", dir);
+	return access(p, F_OK) == 0;
 }
 
 int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)

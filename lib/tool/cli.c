@@ -739,15 +739,19 @@ int emb_default_max_length(const char *dir, const emb_st_config *st,
 		return -1;
 	if (j && json_is_object(j) &&
 	    json_int_field(j, "max_position_embeddings", &v) && v > 0) {
-		const char *mt = json_string_value(json_object_get(j, "model_type"));
-		long long cap = v, pad = 0;
-		if (mt && (!strcmp(mt, "roberta") || !strcmp(mt, "xlm-roberta") ||
-		           !strcmp(mt, "camembert") || !strcmp(mt, "mpnet") ||
-		           !strcmp(mt, "data2vec-text") || !strcmp(mt, "longformer"))) {
-			if (!json_int_field(j, "pad_token_id", &pad))
-				pad = 1;
-			cap = v - pad - 1;
-		}
+		/* the family's own reading (positions after padding_idx for
+		 * RoBERTa-like ones); max_position_embeddings for the rest */
+		long long cap = v;
+		char path[4096];
+		json_t *ints;
+		int fam;
+		snprintf(path, sizeof(path), "%s/config.json", dir);
+		/* integers as the model loader reads them */
+		ints = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+		fam = emb_model_config_positions(ints);
+		json_decref(ints);
+		if (fam > 0)
+			cap = fam;
 		if (cap > 0 && (max <= 0 || cap < max))
 			max = cap;
 	}
@@ -873,21 +877,14 @@ static char *lower_utf8(const char *s, size_t n, size_t *outn)
 	return o;
 }
 
-int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
-                        const emb_text_tok *t, const emb_record *rec,
-                        emb_err *err)
+int emb_text_tok_pair(emb_encoding *enc, size_t *prompt_length,
+                      const emb_text_tok *t, const char *text, size_t tlen,
+                      const char *pair, size_t plen, emb_err *err)
 {
-	const char *text, *pair = NULL;
-	size_t tlen, plen = 0;
 	char *buf = NULL, *lt = NULL, *lp = NULL;
 	int rc;
 
 	*prompt_length = 0;
-	if (emb_record_get_string(rec, "text", &text, &tlen, err) < 0)
-		return -1;
-	if (emb_record_has(rec, "text_pair") &&
-	    emb_record_get_string(rec, "text_pair", &pair, &plen, err) < 0)
-		return -1;
 	if (t->prompt) {
 		buf = malloc(t->prompt_len + tlen + 1);
 		if (!buf)
@@ -921,6 +918,23 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 	if (t->prompt)
 		*prompt_length = t->prompt_tokens;
 	return 0;
+}
+
+int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
+                        const emb_text_tok *t, const emb_record *rec,
+                        emb_err *err)
+{
+	const char *text, *pair = NULL;
+	size_t tlen, plen = 0;
+
+	*prompt_length = 0;
+	if (emb_record_get_string(rec, "text", &text, &tlen, err) < 0)
+		return -1;
+	if (emb_record_has(rec, "text_pair") &&
+	    emb_record_get_string(rec, "text_pair", &pair, &plen, err) < 0)
+		return -1;
+	return emb_text_tok_pair(enc, prompt_length, t, text, tlen, pair, plen,
+	                         err);
 }
 
 /* ------------------------------------------------------------------ */

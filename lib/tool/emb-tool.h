@@ -200,6 +200,60 @@ int emb_default_max_length(const char *dir, const emb_st_config *st,
 int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
                         const emb_text_tok *t, const emb_record *rec,
                         emb_err *err);
+/* the same for TEXT (TLEN bytes) and the pair PAIR (NULL: none) given as
+ * strings (borrowed) */
+int emb_text_tok_pair(emb_encoding *enc, size_t *prompt_length,
+                      const emb_text_tok *t, const char *text, size_t tlen,
+                      const char *pair, size_t plen, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* emb-rerank's records (lib/tool/rerank.c)                            */
+
+typedef struct emb_rerank_query {
+	float *v;               /* (n, dim) kept rows */
+	int n;
+} emb_rerank_query;
+
+typedef struct emb_rerank {
+	/* options, set by the caller before the setup */
+	int act;                /* EMB_ACTIVATION_*, -1: the model's */
+	long long top_k;        /* 0: all */
+	int return_docs, label, logits, threads, skip_special;
+	int skip_prefix;        /* -2: off, -1: prompt_length, else N */
+	long long batch_tokens;
+	const char *query_file;
+	size_t max_line;
+	/* cross-encoder state */
+	emb_model *m;
+	int labels;
+	emb_text_tok tt;
+	int tt_loaded;
+	emb_seq *seqs;
+	size_t seqs_cap;
+	float *logit_buf;
+	size_t logit_cap;
+	/* maxsim state */
+	int maxsim;
+	emb_tokenizer *tok;
+	int32_t *special;       /* sorted ids of special tokens */
+	size_t nspecial;
+	emb_rerank_query *queries;
+	size_t nq;
+	int dim;
+} emb_rerank;
+
+/* load the cross-encoder in DIR (a *ForSequenceClassification model and
+ * its head), its activation unless c->act is set, and the text front end
+ * with CLI's options; -1 (err): the caller exits 3; -2 (err): c->label
+ * is not one of the model's labels (a usage error) */
+int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
+                     emb_err *err);
+/* MaxSim: read c->query_file's token_embeddings records (and with
+ * c->skip_special the special token ids of the tokenizer in DIR) */
+int emb_rerank_maxsim_setup(emb_rerank *c, const char *dir, emb_err *err);
+void emb_rerank_release(emb_rerank *c);
+/* the record driver's callbacks (ctx: the emb_rerank) */
+extern const emb_cli_ops emb_rerank_ops, emb_rerank_maxsim_ops;
 
 /* ------------------------------------------------------------------ */
 /* validation against goldens (lib/validate.c, lib/manifest.c)         */

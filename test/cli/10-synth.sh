@@ -39,11 +39,8 @@ t_ok "same config.json" cmp -s "$fd/config.json" "$T/m2/config.json"
 t_ok "rerun into the same directory" emb-synth "$D/fixtures/bert-tiny-cls-bf16/recipe.json" "$T/m2"
 t_ok "rerun is identical" cmp -s "$fd/model.safetensors" "$T/m2/model.safetensors"
 
-# minilm-l6 (~23M elements) is quick
-start=$(date +%s)
+# minilm-l6 (~23M elements); its speed is not a test (scripts/bench)
 t_ok "minilm-l6" emb-synth "$D/fixtures/minilm-l6/recipe.json" "$T/minilm" --root "$D"
-end=$(date +%s)
-t_ok "minilm-l6 in under 3 s" test $((end - start)) -lt 3
 size=$(wc -c < "$T/minilm/model.safetensors" | tr -d ' ')
 t_ok "minilm-l6 weights are ~90 MB ($size)" test "$size" -gt 90000000
 

@@ -1,4 +1,4 @@
-# 70-families.sh - the families beyond BERT (issue 6) besides the parity
+# 70-families.sh - the families beyond BERT besides the parity
 # cases in test/parity.yaml: DistilBertForMaskedLM SPLADE vectors (tied
 # vocab_projector); config values and tensors the forward cannot honour
 # are load errors naming the field or tensor; nomic's dynamic NTK rotary

@@ -1,4 +1,4 @@
-# 81-bounds.sh - resource bounds (issue 7 §4): peak memory does not grow
+# 81-bounds.sh - resource bounds: peak memory does not grow
 # with the input (a stream 6-8 times larger leaves the peak RSS of
 # emb-tokenize, emb-encode --pool and emb-pool within 4 MiB); a line over
 # --max-line is refused without holding more than --max-line; -j N output

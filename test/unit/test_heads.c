@@ -561,7 +561,7 @@ Test(quant, model_paths_taken)
 }
 
 /* ------------------------------------------------------------------ */
-/* heads of the other families (issue 6)                               */
+/* heads of the other families                                        */
 
 /*
  * A classifier variant of fixture NAME: architectures ARCH, num_labels 3,

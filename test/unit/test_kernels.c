@@ -12,47 +12,6 @@
 #include "nn/nn-internal.h"
 #include "testutil.h"
 
-static uint64_t rng = 88172645463325252ull;
-
-static float frand(void)        /* uniform in [-1, 1) */
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (float)((rng >> 40) * (2.0 / 16777216.0) - 1.0);
-}
-
-static float *rand_vec(size_t n, float scale)
-{
-	float *v = malloc((n ? n : 1) * sizeof(float));
-
-	cr_assert(v);
-	for (size_t i = 0; i < n; i++)
-		v[i] = frand() * scale;
-	return v;
-}
-
-/* the SIMD variants this machine runs (NULL-terminated) */
-static int simd_variants(const emb_kernels **out)
-{
-	int n = 0;
-	const emb_kernels *k;
-
-	if ((k = emb_kernels_get("avx2")))
-		out[n++] = k;
-	if ((k = emb_kernels_get("avx512")))
-		out[n++] = k;
-	out[n] = NULL;
-	return n;
-}
-
-/* all variants, scalar first */
-static int all_variants(const emb_kernels **out)
-{
-	out[0] = &emb_kernels_scalar;
-	return 1 + simd_variants(out + 1);
-}
-
 static const int gemm_shapes[][3] = {     /* m, n, k */
 	{ 1, 1, 1 }, { 1, 17, 3 }, { 2, 16, 16 }, { 7, 33, 65 }, { 13, 31, 5 },
 	{ 6, 32, 384 }, { 97, 50, 1536 }, { 5, 1, 1000 }, { 12, 48, 7 },
@@ -63,9 +22,9 @@ static const int gemm_shapes[][3] = {     /* m, n, k */
 static void check_gemm(const emb_kernels *k, int m, int n, int kk, int bias)
 {
 	int ldx = kk + 3, ldy = n + 5;
-	float *x = rand_vec((size_t)m * ldx, 1.0f);
-	float *w = rand_vec((size_t)n * kk, 0.5f);
-	float *b = rand_vec((size_t)n, 0.25f);
+	float *x = tu_rand_vec((size_t)m * ldx, 1.0f);
+	float *w = tu_rand_vec((size_t)n * kk, 0.5f);
+	float *b = tu_rand_vec((size_t)n, 0.25f);
 	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 	float *y = malloc((size_t)m * ldy * sizeof(float));
 
@@ -95,7 +54,7 @@ static void check_gemm(const emb_kernels *k, int m, int n, int kk, int bias)
 Test(kernels, gemm_all_variants_odd_shapes)
 {
 	const emb_kernels *v[4];
-	int nv = all_variants(v);
+	int nv = tu_all_variants(v);
 
 	for (int i = 0; i < nv; i++)
 		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++) {
@@ -110,7 +69,7 @@ Test(kernels, gemm_all_variants_odd_shapes)
 Test(kernels, gemm_simd_matches_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = simd_variants(v);
+	int nv = tu_simd_variants(v);
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
@@ -118,9 +77,9 @@ Test(kernels, gemm_simd_matches_scalar)
 	for (int i = 0; i < nv; i++)
 		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++) {
 			int m = gemm_shapes[s][0], n = gemm_shapes[s][1], kk = gemm_shapes[s][2];
-			float *x = rand_vec((size_t)m * kk, 1.0f);
-			float *w = rand_vec((size_t)n * kk, 1.0f);
-			float *b = rand_vec((size_t)n, 1.0f);
+			float *x = tu_rand_vec((size_t)m * kk, 1.0f);
+			float *w = tu_rand_vec((size_t)n * kk, 1.0f);
+			float *b = tu_rand_vec((size_t)n, 1.0f);
 			float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 			float *y0 = malloc((size_t)m * n * sizeof(float));
 			float *y1 = malloc((size_t)m * n * sizeof(float));
@@ -143,11 +102,11 @@ Test(kernels, gemm_simd_matches_scalar)
 Test(kernels, gemm_blocks_bitwise_independent)
 {
 	const emb_kernels *v[4];
-	int nv = all_variants(v);
+	int nv = tu_all_variants(v);
 	int m = 29, n = 83, kk = 71;
-	float *x = rand_vec((size_t)m * kk, 1.0f);
-	float *w = rand_vec((size_t)n * kk, 1.0f);
-	float *b = rand_vec((size_t)n, 1.0f);
+	float *x = tu_rand_vec((size_t)m * kk, 1.0f);
+	float *w = tu_rand_vec((size_t)n * kk, 1.0f);
+	float *b = tu_rand_vec((size_t)n, 1.0f);
 	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 	float *full = malloc((size_t)m * n * sizeof(float));
 	float *part = malloc((size_t)m * n * sizeof(float));
@@ -195,7 +154,7 @@ static void (*act_kernel(const emb_kernels *k, int act))(float *, int)
 Test(kernels, gemm_act_equals_gemm_then_act)
 {
 	const emb_kernels *v[4];
-	int nv = all_variants(v);
+	int nv = tu_all_variants(v);
 	const int acts[] = { EMB_KACT_NONE, EMB_KACT_GELU, EMB_KACT_GELU_TANH,
 	                     EMB_KACT_RELU, 99 /* unknown: none */ };
 
@@ -206,9 +165,9 @@ Test(kernels, gemm_act_equals_gemm_then_act)
 			int m = gemm_shapes[s][0], n = gemm_shapes[s][1], kk = gemm_shapes[s][2];
 			int ldx = kk + 1, ldy = n + 3;
 			float sc = 4.0f / sqrtf((float)kk);
-			float *x = rand_vec((size_t)m * ldx, 2.0f);
-			float *w = rand_vec((size_t)n * kk, sc);
-			float *b = rand_vec((size_t)n, 2.0f);
+			float *x = tu_rand_vec((size_t)m * ldx, 2.0f);
+			float *w = tu_rand_vec((size_t)n * kk, sc);
+			float *b = tu_rand_vec((size_t)n, 2.0f);
 			float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 			float *y0 = malloc((size_t)m * ldy * sizeof(float));
 			float *y1 = malloc((size_t)m * ldy * sizeof(float));
@@ -238,15 +197,15 @@ Test(kernels, gemm_act_equals_gemm_then_act)
 Test(kernels, gemm_act_simd_matches_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = simd_variants(v);
+	int nv = tu_simd_variants(v);
 	const int acts[] = { EMB_KACT_GELU, EMB_KACT_GELU_TANH, EMB_KACT_RELU };
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
 	int m = 23, n = 70, kk = 97;
-	float *x = rand_vec((size_t)m * kk, 2.0f);
-	float *w = rand_vec((size_t)n * kk, 4.0f / sqrtf((float)kk));
-	float *b = rand_vec((size_t)n, 2.0f);
+	float *x = tu_rand_vec((size_t)m * kk, 2.0f);
+	float *w = tu_rand_vec((size_t)n * kk, 4.0f / sqrtf((float)kk));
+	float *b = tu_rand_vec((size_t)n, 2.0f);
 	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 	float *y0 = malloc((size_t)m * n * sizeof(float));
 	float *y1 = malloc((size_t)m * n * sizeof(float));
@@ -276,11 +235,11 @@ Test(kernels, gemm_act_simd_matches_scalar)
 Test(kernels, gemm_act_blocks_bitwise_independent)
 {
 	const emb_kernels *v[4];
-	int nv = all_variants(v);
+	int nv = tu_all_variants(v);
 	int m = 31, n = 83, kk = 45;
-	float *x = rand_vec((size_t)m * kk, 2.0f);
-	float *w = rand_vec((size_t)n * kk, 0.6f);
-	float *b = rand_vec((size_t)n, 1.0f);
+	float *x = tu_rand_vec((size_t)m * kk, 2.0f);
+	float *w = tu_rand_vec((size_t)n * kk, 0.6f);
+	float *b = tu_rand_vec((size_t)n, 1.0f);
 	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
 	float *full = malloc((size_t)m * n * sizeof(float));
 	float *part = malloc((size_t)m * n * sizeof(float));
@@ -322,9 +281,9 @@ Test(kernels, linear_act_fwd_equals_linear_then_act)
 	const int acts[] = { EMB_ACT_NONE, EMB_ACT_GELU, EMB_ACT_GELU_TANH,
 	                     EMB_ACT_RELU, EMB_ACT_TANH, EMB_ACT_SILU };
 	int rows = 203, in = 40, out = 75;
-	float *x = rand_vec((size_t)rows * in, 2.0f);
-	float *w = rand_vec((size_t)out * in, 0.6f);
-	float *b = rand_vec((size_t)out, 1.0f);
+	float *x = tu_rand_vec((size_t)rows * in, 2.0f);
+	float *w = tu_rand_vec((size_t)out * in, 0.6f);
+	float *b = tu_rand_vec((size_t)out, 1.0f);
 	float *wp = malloc(emb_pack_size(out, in) * sizeof(float));
 	float *y0 = malloc((size_t)rows * out * sizeof(float));
 	float *y1 = malloc((size_t)rows * (out + 6) * sizeof(float));
@@ -375,7 +334,7 @@ static const int vec_sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384
 Test(kernels, layernorm_matches_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = simd_variants(v);
+	int nv = tu_simd_variants(v);
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
@@ -383,8 +342,8 @@ Test(kernels, layernorm_matches_scalar)
 	for (int i = 0; i < nv; i++)
 		for (size_t s = 0; s < NSIZES; s++) {
 			int n = vec_sizes[s];
-			float *x = rand_vec(n, 3.0f), *g = rand_vec(n, 1.0f);
-			float *b = rand_vec(n, 1.0f), *y0 = malloc(n * sizeof(float));
+			float *x = tu_rand_vec(n, 3.0f), *g = tu_rand_vec(n, 1.0f);
+			float *b = tu_rand_vec(n, 1.0f), *y0 = malloc(n * sizeof(float));
 			float *y1 = malloc(n * sizeof(float));
 			for (int e = 0; e < n; e++)
 				x[e] += 2.5f;   /* a mean far from 0 */
@@ -429,7 +388,7 @@ Test(kernels, activations_scalar_values)
 Test(kernels, activations_match_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = simd_variants(v);
+	int nv = tu_simd_variants(v);
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
@@ -480,12 +439,12 @@ Test(kernels, activations_match_scalar)
 Test(kernels, softmax_matches_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = all_variants(v);
+	int nv = tu_all_variants(v);
 
 	for (int i = 0; i < nv; i++)
 		for (size_t s = 0; s < NSIZES; s++) {
 			int n = vec_sizes[s];
-			float *x = rand_vec(n, 20.0f), *a = malloc(n * sizeof(float));
+			float *x = tu_rand_vec(n, 20.0f), *a = malloc(n * sizeof(float));
 			float *b = malloc(n * sizeof(float));
 			double sum = 0;
 			memcpy(a, x, n * sizeof(float));
@@ -514,7 +473,7 @@ Test(kernels, softmax_matches_scalar)
 Test(kernels, add_dot_axpy_match_scalar)
 {
 	const emb_kernels *v[4];
-	int nv = simd_variants(v);
+	int nv = tu_simd_variants(v);
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
@@ -522,7 +481,7 @@ Test(kernels, add_dot_axpy_match_scalar)
 	for (int i = 0; i < nv; i++)
 		for (size_t s = 0; s < NSIZES; s++) {
 			int n = vec_sizes[s];
-			float *x = rand_vec(n + 1, 1.0f), *y = rand_vec(n + 1, 1.0f);
+			float *x = tu_rand_vec(n + 1, 1.0f), *y = tu_rand_vec(n + 1, 1.0f);
 			float *a = malloc((n + 1) * sizeof(float));
 			float *b = malloc((n + 1) * sizeof(float));
 			double ref = 0, mag = 0;
@@ -588,175 +547,4 @@ Test(kernels, isa_selection_by_env)
 	else
 		cr_assert_str_eq(k->name, "scalar");
 	cr_assert_null(emb_kernels_get("neon"));
-}
-
-/* ------------------------------------------------------------------ */
-/* thread pool                                                         */
-
-typedef struct count_job {
-	int *hits;
-	int *tids;
-	int nthreads;
-	int bad;
-} count_job;
-
-static void count_task(void *ctx, size_t begin, size_t end, int tid)
-{
-	count_job *j = ctx;
-
-	if (tid < 0 || tid >= j->nthreads || begin >= end)
-		j->bad = 1;
-	for (size_t i = begin; i < end; i++) {
-		j->hits[i]++;
-		j->tids[i] = tid;
-	}
-}
-
-Test(threadpool, covers_every_index_once)
-{
-	static const size_t sizes[] = { 0, 1, 2, 7, 64, 1000, 4097 };
-	static const size_t grains[] = { 1, 3, 64, 5000 };
-
-	for (int nt = 1; nt <= 4; nt++) {
-		emb_threads *tp;
-		emb_err err;
-		cr_assert_eq(emb_threads_new(&tp, nt, &err), 0, "%s", err.msg);
-		cr_assert_eq(emb_threads_count(tp), nt);
-		for (int rep = 0; rep < 20; rep++)
-			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-				for (size_t g = 0; g < sizeof(grains) / sizeof(grains[0]); g++) {
-					size_t n = sizes[s];
-					count_job j = { calloc(n + 1, sizeof(int)),
-					                calloc(n + 1, sizeof(int)), nt, 0 };
-					emb_threads_for(tp, n, grains[g], count_task, &j);
-					cr_assert(!j.bad, "bad range or tid");
-					for (size_t i = 0; i < n; i++)
-						cr_assert_eq(j.hits[i], 1, "threads %d n %zu grain %zu: "
-						             "index %zu ran %d times", nt, n, grains[g],
-						             i, j.hits[i]);
-					cr_assert_eq(j.hits[n], 0);
-					free(j.hits);
-					free(j.tids);
-				}
-		emb_threads_free(tp);
-	}
-}
-
-Test(threadpool, bad_count_and_cpus)
-{
-	emb_threads *tp;
-	emb_err err;
-
-	cr_assert_eq(emb_threads_new(&tp, 0, &err), -1);
-	cr_assert(strstr(err.msg, "thread count"), "%s", err.msg);
-	cr_assert_geq(emb_online_cpus(), 1);
-}
-
-/* ------------------------------------------------------------------ */
-/* attention layer (model.c) with the options later families use:      */
-/* grouped-query heads, causal and sliding-window masks                */
-
-static void ref_attention(double *ctx, const emb_attn *a, int r0, int len)
-{
-	int dh = a->head_dim, ldc = a->heads * dh, group = a->heads / a->kv_heads;
-	double *p = malloc(sizeof(double) * len);
-
-	for (int h = 0; h < a->heads; h++)
-		for (int i = 0; i < len; i++) {
-			double mx = -INFINITY, sum = 0;
-			for (int j = 0; j < len; j++) {
-				int ok = (!a->causal || j <= i) &&
-				         (a->window <= 0 || abs(i - j) < a->window);
-				double s = 0;
-				for (int e = 0; e < dh; e++)
-					s += (double)a->q[(size_t)(r0 + i) * a->ldq + h * dh + e] *
-					     a->k[(size_t)(r0 + j) * a->ldk + (h / group) * dh + e];
-				p[j] = ok ? s * a->scale : -INFINITY;
-				mx = fmax(mx, p[j]);
-			}
-			for (int j = 0; j < len; j++)
-				sum += (p[j] = exp(p[j] - mx));
-			for (int e = 0; e < dh; e++) {
-				double c = 0;
-				for (int j = 0; j < len; j++)
-					c += p[j] / sum * a->v[(size_t)(r0 + j) * a->ldv + (h / group) * dh + e];
-				ctx[(size_t)i * ldc + h * dh + e] = c;
-			}
-		}
-	free(p);
-}
-
-static emb_model *fake_model(const emb_kernels *k, int threads, int maxlen)
-{
-	emb_model *m = calloc(1, sizeof(*m));
-	emb_err err;
-
-	cr_assert(m);
-	m->k = k;
-	cr_assert_eq(emb_threads_new(&m->tp, threads, &err), 0);
-	m->tscratch_each = 32 * (size_t)((maxlen + 15) / 16 * 16);
-	cr_assert(m->tscratch = malloc(threads * m->tscratch_each * sizeof(float)));
-	return m;
-}
-
-static void free_fake(emb_model *m)
-{
-	emb_threads_free(m->tp);
-	free(m->tscratch);
-	free(m->kv);
-	free(m);
-}
-
-Test(attention, masks_gqa_and_batching)
-{
-	static const int lens[] = { 5, 70, 1, 17, 33 };
-	enum { NS = 5 };
-	const int heads = 4, kvh = 2, dh = 24, ldc = heads * dh;
-	const int ld = ldc + 2 * kvh * dh;     /* packed q|k|v rows */
-	const emb_kernels *v[4];
-	int nv = all_variants(v), start[NS + 1] = { 0 }, T;
-	emb_seq seqs[NS];
-
-	for (int s = 0; s < NS; s++) {
-		start[s + 1] = start[s] + lens[s];
-		seqs[s] = (emb_seq){ NULL, NULL, lens[s] };
-	}
-	T = start[NS];
-	float *qkv = rand_vec((size_t)T * ld, 1.5f);
-	float *ctx = malloc((size_t)T * ldc * sizeof(float));
-	float *one = malloc((size_t)T * ldc * sizeof(float));
-	double *ref = malloc(sizeof(double) * T * ldc);
-	for (int vi = 0; vi < nv; vi++)
-		for (int mode = 0; mode < 4; mode++) {
-			emb_attn a = {
-				.heads = heads, .kv_heads = kvh, .head_dim = dh,
-				.q = qkv, .k = qkv + ldc, .v = qkv + ldc + kvh * dh,
-				.ldq = ld, .ldk = ld, .ldv = ld, .scale = 0.2f,
-				.causal = mode & 1, .window = mode & 2 ? 9 : 0,
-			};
-			emb_batch b = { seqs, NS, start, T, 70 };
-			emb_model *m = fake_model(v[vi], 2, 70);
-			emb_err err;
-			cr_assert_eq(emb_attention(m, ctx, &a, &b, &err), 0, "%s", err.msg);
-			for (int s = 0; s < NS; s++) {
-				emb_batch b1 = { seqs + s, 1, start, lens[s], lens[s] };
-				emb_attn a1 = a;
-				a1.q += (size_t)start[s] * ld;
-				a1.k += (size_t)start[s] * ld;
-				a1.v += (size_t)start[s] * ld;
-				ref_attention(ref, &a, start[s], lens[s]);
-				for (int e = 0; e < lens[s] * ldc; e++)
-					cr_assert(fabs(ctx[(size_t)start[s] * ldc + e] - ref[e]) < 2e-5,
-					          "%s mode %d seq %d elem %d: %g vs %g", v[vi]->name,
-					          mode, s, e, ctx[(size_t)start[s] * ldc + e], ref[e]);
-				/* alone (start[0] == 0 offsets) == in the batch, bitwise */
-				cr_assert_eq(emb_attention(m, one, &a1, &b1, &err), 0);
-				cr_assert(!memcmp(one, ctx + (size_t)start[s] * ldc,
-				                  (size_t)lens[s] * ldc * sizeof(float)),
-				          "%s mode %d: sequence %d alone differs", v[vi]->name,
-				          mode, s);
-			}
-			free_fake(m);
-		}
-	free(qkv); free(ctx); free(one); free(ref);
 }

@@ -912,7 +912,7 @@ Test(model, error_bad_inputs_name_the_position)
 }
 
 /* ------------------------------------------------------------------ */
-/* the families beyond BERT (issue 6)                                  */
+/* the families beyond BERT                                            */
 
 /*
  * Per family fixture: the architecture is recognized, max positions

@@ -822,7 +822,7 @@ Test(tokenizer, threads_unigram)
 }
 
 /* ------------------------------------------------------------------ */
-/* issue 3: every component, offsets included                          */
+/* every tokenizer component, offsets included                        */
 
 /*
  * DIR (under test/data) holds a tokenizer.json, GOLDEN (under

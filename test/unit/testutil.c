@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tool/emb-tool.h"
+#include "kern/kernels.h"
 #include "testutil.h"
 
 const char *tu_top(void)
@@ -100,4 +101,73 @@ char *tu_fixture(const char *name)
 	}
 	free(recipe); free(root); free(done); free(want); free(have);
 	return dir;
+}
+
+const char *tu_scratch(const char *name)
+{
+	static char dir[1024];
+	char cmd[2200];
+
+	snprintf(dir, sizeof(dir), "%s/test/tmp/unit-st/%s", tu_top(), name);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+	cr_assert_eq(system(cmd), 0, "cannot create %s", dir);
+	return dir;
+}
+
+char *tu_pathf(const char *dir, const char *name)
+{
+	static char bufs[4][2300];
+	static int k;
+	char *b = bufs[k++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
+void tu_put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "cannot write %s", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+float tu_frand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+float *tu_rand_vec(size_t n, float scale)
+{
+	float *v = malloc((n ? n : 1) * sizeof(float));
+
+	cr_assert(v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = tu_frand() * scale;
+	return v;
+}
+
+int tu_simd_variants(const emb_kernels **out)
+{
+	int n = 0;
+	const emb_kernels *k;
+
+	if ((k = emb_kernels_get("avx2")))
+		out[n++] = k;
+	if ((k = emb_kernels_get("avx512")))
+		out[n++] = k;
+	out[n] = NULL;
+	return n;
+}
+
+int tu_all_variants(const emb_kernels **out)
+{
+	out[0] = &emb_kernels_scalar;
+	return 1 + tu_simd_variants(out + 1);
 }

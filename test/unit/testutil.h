@@ -19,4 +19,23 @@ char *tu_slurp(const char *path, size_t *len);
  */
 char *tu_fixture(const char *name);
 
+/* a fresh, empty scratch directory test/tmp/unit-st/NAME (static
+ * buffer, valid until the next call); asserts on failure */
+const char *tu_scratch(const char *name);
+/* DIR/NAME in one of four rotating static buffers (borrowed) */
+char *tu_pathf(const char *dir, const char *name);
+/* write TEXT to PATH; asserts on failure */
+void tu_put_text(const char *path, const char *text);
+
+/* pseudo-random floats, uniform in [-1, 1), the same sequence every run */
+float tu_frand(void);
+/* n of them times SCALE in a new array (free()); asserts on failure */
+float *tu_rand_vec(size_t n, float scale);
+struct emb_kernels;
+/* the SIMD float kernel tables this machine runs, NULL-terminated (out
+ * has room for 4); returns how many */
+int tu_simd_variants(const struct emb_kernels **out);
+/* the portable table first, then those */
+int tu_all_variants(const struct emb_kernels **out);
+
 #endif

@@ -1,0 +1,380 @@
+/*
+ * attention.c - rotary position embeddings and multi-head attention
+ * (per sequence and head, with K/V packed in per-thread scratch; GQA,
+ * causal and sliding-window masks).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "nn/nn-internal.h"
+void emb_rope_inv_freq(float *inv, int dim, double base)
+{
+	for (int i = 0; i < dim / 2; i++) {
+		float e = (float)(2 * i) / (float)dim;
+		inv[i] = 1.0f / (float)pow(base, (double)e);
+	}
+}
+
+typedef struct rope_job {
+	const emb_batch *b;
+	const emb_rope *r;
+} rope_job;
+
+static void rope_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const rope_job *j = ctx;
+	const emb_rope *r = j->r;
+	int half = r->dim / 2;
+	float cs[2 * 512];
+
+	(void)tid;
+	for (size_t s = begin; s < end; s++) {
+		int len = j->b->seqs[s].len;
+		const float *inv = r->inv_freq;
+		float dyn[512];
+		if (r->inv_for_len) {   /* dynamic NTK: frequencies per length */
+			r->inv_for_len(dyn, r, len);
+			inv = dyn;
+		}
+		for (int i = 0; i < len; i++) {
+			size_t row = (size_t)(j->b->start[s] + i);
+			for (int d = 0; d < half; d++) {
+				float f = (float)i * inv[d];
+				cs[d] = (float)cos((double)f);
+				cs[half + d] = (float)sin((double)f);
+			}
+			for (int t = 0; t < 2; t++) {
+				float *x = t ? r->k : r->q;
+				int ld = t ? r->ldk : r->ldq, nh = t ? r->kv_heads : r->heads;
+				if (!x)
+					continue;
+				for (int h = 0; h < nh; h++) {
+					float *v = x + row * (size_t)ld + (size_t)h * r->head_dim;
+					for (int d = 0; d < half; d++) {
+						float x1 = v[d], x2 = v[d + half];
+						float c = cs[d], sn = cs[half + d];
+						float a1 = x1 * c, b1 = x2 * sn;
+						float a2 = x2 * c, b2 = x1 * sn;
+						v[d] = a1 - b1;
+						v[d + half] = a2 + b2;
+					}
+				}
+			}
+		}
+	}
+}
+
+int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
+                 emb_err *err)
+{
+	rope_job j = { b, r };
+
+	if (r->dim < 2 || r->dim > 1024 || r->dim % 2 || r->dim > r->head_dim)
+		return emb_err_set(err, "rotary dimension %d is not supported",
+		                   r->dim);
+	emb_threads_for(m->tp, (size_t)b->nseq, 1, rope_task, &j);
+	return 0;
+}
+
+/*
+ * Attention per sequence and head, as two GEMMs over packed operands:
+ * phase 1 packs K_h (keys as GEMM "weights": S = Q K^T) and V_h (V^T as
+ * weights: ctx = P V) of every (sequence, kv head) once; phase 2 runs
+ * (sequence, head, block of ATTN_QB queries) tasks: S (qb, keys) =
+ * Q K^T, a softmax over each row's allowed keys (others set to 0), then
+ * ctx = S V.  Every element's arithmetic is independent of the blocks
+ * (keys outside a row's range contribute exact zeros), so batching and
+ * threads do not change results.  Memory: O(tokens) + per thread
+ * ATTN_QB x longest sequence.
+ *
+ * With at least 4 sequences per thread (and no $EMB_NO_FUSE) both phases
+ * run as one job of per-sequence tasks instead: pack every kv head of the
+ * sequence (16 rows at a time, in row order) into the thread's own K/V
+ * buffer, then run all its query blocks while that buffer is in L2.  One
+ * wait for the threads instead of two, no O(tokens) K/V buffer, and the
+ * same arithmetic per element (bit-identical results).
+ */
+#define ATTN_QB 32
+#define RUP16(x) (((size_t)(x) + 15) / 16 * 16)
+
+typedef struct attn_job {
+	const emb_model *m;
+	float *ctx;
+	const emb_attn *a;
+	const emb_batch *b;
+	float *kv;              /* packed K and V of every (seq, kv head) */
+	const size_t *kvoff;    /* (nseq) offset of seq's block in kv */
+	const size_t *task0;    /* (nseq+1) first phase-2 task of each seq */
+	float *kvt;             /* fused: per thread, one sequence's K and V */
+	size_t kvt_each;        /* floats */
+} attn_job;
+
+/* floats of packed K plus packed V of one kv head of a sequence of len */
+static size_t kv_size(int len, int dh)
+{
+	return RUP16(len) * (size_t)dh + RUP16(dh) * (size_t)len;
+}
+
+/* pack K and V^T of kv head h of sequence seq into the job's kv */
+static void pack_kv(const attn_job *j, int seq, int h)
+{
+	const emb_attn *a = j->a;
+	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
+	float *kp = j->kv + j->kvoff[seq] + (size_t)h * kv_size(len, dh);
+	float *vp = kp + RUP16(len) * (size_t)dh;
+	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
+	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
+
+	// K (len,dh) -> panels [len/16][dh][16], zero past len
+	for (int p = 0; p < len; p += 16) {
+		float *dst = kp + (size_t)p * dh;
+		int nr = len - p < 16 ? len - p : 16;
+		for (int c = 0; c < nr; c++) {
+			const float *src = k + (size_t)(p + c) * a->ldk;
+			for (int kk = 0; kk < dh; kk++)
+				dst[kk * 16 + c] = src[kk];
+		}
+		for (int kk = 0; nr < 16 && kk < dh; kk++)
+			memset(dst + kk * 16 + nr, 0, (size_t)(16 - nr) * sizeof(float));
+	}
+	// V^T (dh,len) -> panels [dh/16][len][16], zero past dh
+	for (int p = 0; p < dh; p += 16) {
+		int nc = dh - p < 16 ? dh - p : 16;
+		for (int r = 0; r < len; r++, vp += 16) {
+			memcpy(vp, v + (size_t)r * a->ldv + p, (size_t)nc * sizeof(float));
+			if (nc < 16)
+				memset(vp + nc, 0, (size_t)(16 - nc) * sizeof(float));
+		}
+	}
+}
+
+static void pack_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const attn_job *j = ctx;
+	int kvh = j->a->kv_heads;
+
+	(void)tid;
+	for (size_t t = begin; t < end; t++)
+		pack_kv(j, (int)(t / (size_t)kvh), (int)(t % (size_t)kvh));
+}
+
+/* allowed keys [*j0, *j1) of query i in a sequence of len */
+static void key_range(const emb_attn *a, int i, int len, int *j0, int *j1)
+{
+	*j0 = 0;
+	*j1 = len;
+	if (a->window > 0) {
+		*j0 = i - a->window + 1 > 0 ? i - a->window + 1 : 0;
+		*j1 = i + a->window < len ? i + a->window : len;
+	}
+	if (a->causal && *j1 > i + 1)
+		*j1 = i + 1;
+}
+
+/* queries [i0, i0 + ATTN_QB) of head h of sequence seq (its kv head
+ * packed); s: this thread's scratch */
+static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
+                       const float *kvs)
+{
+	const emb_attn *a = j->a;
+	const emb_kernels *k = j->m->k;
+	int dh = a->head_dim, ldc = a->heads * a->head_dim;
+	int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
+	int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
+	int kh = h / (a->heads / a->kv_heads), kb0, kb1, lo, hi, lds;
+	const float *kp = kvs + (size_t)kh * kv_size(len, dh);
+	const float *vp = kp + RUP16(len) * (size_t)dh;
+	const float *q = a->q + (size_t)(r0 + i0) * a->ldq + (size_t)h * dh;
+	float *c = j->ctx + (size_t)(r0 + i0) * ldc + (size_t)h * dh;
+
+	key_range(a, i0, len, &kb0, &lo);
+	key_range(a, i1 - 1, len, &lo, &kb1);
+	kb0 = kb0 / 16 * 16;
+	lds = (int)RUP16(kb1 - kb0);
+	// Q (i1-i0,dh) @ K[kb0:kb1] (kb1-kb0,dh)^T -> s (i1-i0, kb1-kb0)
+	k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
+	        kb1 - kb0, dh);
+	for (int i = i0; i < i1; i++) {
+		float *row = s + (size_t)(i - i0) * lds;
+		key_range(a, i, len, &lo, &hi);
+		if (a->relbias) {   /* scores * scale + bias[h][j - i] */
+			const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
+			                  (a->rel_max - 1 - i);
+			for (int jj = lo; jj < hi; jj++)
+				row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
+			k->softmax(row + (lo - kb0), hi - lo, 1.0f);
+		} else {
+			k->softmax(row + (lo - kb0), hi - lo, a->scale);
+		}
+		memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
+		memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+	}
+	if (kb0 == 0 && kb1 == len) {
+		// s (i1-i0, len) @ V (len, dh) -> ctx: the V^T panels are the
+		// packed form of V^T (dh, len)
+		k->gemm(c, ldc, s, lds, vp, NULL, i1 - i0, dh, len);
+		return;
+	}
+	// s (i1-i0, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh) -> ctx, one panel
+	// of 16 head dims at a time
+	for (int p = 0; p < dh; p += 16)
+		k->gemm(c + p, ldc, s, lds, vp + (size_t)p * len + (size_t)kb0 * 16,
+		        NULL, i1 - i0, dh - p < 16 ? dh - p : 16, kb1 - kb0);
+}
+
+/* phase 2: tasks (sequence, head, block of ATTN_QB queries) */
+static void attn_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const attn_job *j = ctx;
+	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
+	int seq = 0;
+
+	for (size_t t = begin; t < end; t++) {
+		while (t >= j->task0[seq + 1])
+			seq++;
+		int len = j->b->seqs[seq].len;
+		size_t nqb = (size_t)(len + ATTN_QB - 1) / ATTN_QB;
+		attn_block(j, seq, (int)((t - j->task0[seq]) / nqb),
+		           (int)((t - j->task0[seq]) % nqb) * ATTN_QB, s,
+		           j->kv + j->kvoff[seq]);
+	}
+}
+
+/* pack K and V^T of every kv head of sequence seq, 16 rows at a time
+ * across all heads (rows read in order; whole panel lines written) */
+static void pack_seq(const attn_job *j, int seq, float *kv)
+{
+	const emb_attn *a = j->a;
+	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
+	size_t each = kv_size(len, dh);
+
+	for (int p = 0; p < len; p += 16) {
+		int nr = len - p < 16 ? len - p : 16;
+		const float *k = a->k + (size_t)(r0 + p) * a->ldk;
+		for (int h = 0; h < a->kv_heads; h++) {
+			// K rows [p, p+nr) of head h -> panel p/16 ([dh][16])
+			float *kp = kv + (size_t)h * each + (size_t)p * dh;
+			const float *kh = k + (size_t)h * dh;
+			for (int kk = 0; kk < dh; kk++, kp += 16) {
+				int c;
+				for (c = 0; c < nr; c++)
+					kp[c] = kh[(size_t)c * a->ldk + kk];
+				for (; c < 16; c++)
+					kp[c] = 0.0f;
+			}
+		}
+	}
+	for (int r = 0; r < len; r++) {
+		const float *v = a->v + (size_t)(r0 + r) * a->ldv;
+		for (int h = 0; h < a->kv_heads; h++, v += dh) {
+			float *vp = kv + (size_t)h * each + RUP16(len) * (size_t)dh +
+			            (size_t)r * 16;
+			// V row r -> row r of each [len][16] panel of V^T
+			for (int p = 0; p < dh; p += 16, vp += (size_t)len * 16) {
+				if (dh - p >= 16) {
+					memcpy(vp, v + p, 16 * sizeof(float));
+				} else {
+					memcpy(vp, v + p, (size_t)(dh - p) * sizeof(float));
+					memset(vp + dh - p, 0, (size_t)(16 - dh + p) *
+					       sizeof(float));
+				}
+			}
+		}
+	}
+}
+
+/* both phases in one job: a task per sequence packs its K and V, then
+ * runs every query block of every head over them (still in cache) */
+static void attn_fused_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const attn_job *j = ctx;
+	const emb_attn *a = j->a;
+	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
+	float *kv = j->kvt + (size_t)tid * j->kvt_each;
+
+	for (size_t t = begin; t < end; t++) {
+		int len = j->b->seqs[t].len;
+		pack_seq(j, (int)t, kv);
+		for (int h = 0; h < a->heads; h++)
+			for (int i0 = 0; i0 < len; i0 += ATTN_QB)
+				attn_block(j, (int)t, h, i0, s, kv);
+	}
+}
+
+int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
+{
+	return emb_model_thread_scratch(m, ATTN_QB * RUP16(maxlen), err);
+}
+
+int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
+                  const emb_batch *b, emb_err *err)
+{
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0 };
+	size_t *kvoff, *task0, total = 0;
+	size_t nt = (size_t)emb_threads_count(m->tp);
+	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;
+
+	if (a->kv_heads < 1 || a->heads % a->kv_heads || a->head_dim < 1)
+		return emb_err_set(err, "attention: %d heads, %d kv heads",
+		                   a->heads, a->kv_heads);
+	if (!(kvoff = malloc((size_t)(b->nseq + 1) * 2 * sizeof(size_t))))
+		return emb_err_set(err, "out of memory");
+	task0 = kvoff + b->nseq + 1;
+	task0[0] = 0;
+	for (int s = 0; s < b->nseq; s++) {
+		int len = b->seqs[s].len;
+		kvoff[s] = total;
+		total += kv_size(len, a->head_dim) * (size_t)a->kv_heads;
+		task0[s + 1] = task0[s] + (size_t)a->heads *
+		               (size_t)((len + ATTN_QB - 1) / ATTN_QB);
+	}
+	if (fused) {
+		/* a sequence's K and V at a time per thread, reused: L2-hot */
+		size_t each = RUP16(kv_size(b->maxlen, a->head_dim) *
+		                    (size_t)a->kv_heads), cap;
+		if (each > m->kvt_each) {
+			cap = m->kvt_len / sizeof(float);
+			m->kvt_each = 0;
+			if (each > SIZE_MAX / sizeof(float) / 2 / nt ||
+			    emb_big_grow(&m->kvt, &cap, &m->kvt_len, each * nt)) {
+				emb_err_set(err, "out of memory (attention scratch)");
+				goto out;
+			}
+			m->kvt_each = each;
+		}
+		j.kvt = m->kvt;
+		j.kvt_each = m->kvt_each;
+	} else if (total > m->kv_cap) {   /* malloc'ed: tests free it */
+		free(m->kv);
+		m->kv_cap = 0;
+		if (!(m->kv = aligned_alloc(64, RUP16(total) * sizeof(float)))) {
+			emb_err_set(err, "out of memory (attention scratch)");
+			goto out;
+		}
+		m->kv_cap = total;
+	}
+	if (ATTN_QB * RUP16(b->maxlen) > m->tscratch_each) {
+		emb_err_set(err, "attention: thread scratch too small");
+		goto out;
+	}
+	j.kv = m->kv;
+	j.kvoff = kvoff;
+	j.task0 = task0;
+	/* one job (one wait for the threads instead of two) when the
+	 * sequences are enough to keep every thread busy */
+	if (fused) {
+		emb_threads_for(m->tp, (size_t)b->nseq, 1, attn_fused_task, &j);
+	} else {
+		emb_threads_for(m->tp, (size_t)b->nseq * a->kv_heads, 1,
+		                pack_task, &j);
+		emb_threads_for(m->tp, task0[b->nseq], 1, attn_task, &j);
+	}
+	rc = 0;
+out:
+	free(kvoff);
+	return rc;
+}

@@ -1,0 +1,545 @@
+/*
+ * layers.c - the shared layers every family's forward is built from,
+ * run over the thread pool: linear (fp32, W8, W8A8 with the activation
+ * quantized inside each GEMM task), norms, activations, the fused
+ * post-attention row blocks, gated FFNs, per-head norms.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "nn/nn-internal.h"
+/* ------------------------------------------------------------------ */
+/* layers                                                              */
+
+#define GEMM_RB 96      /* rows per task (the kernels' own row block) */
+
+typedef struct linear_job {
+	const emb_kernels *k;
+	float *y;
+	const float *x;
+	int ldy, ldx, rows, ncg, pg, np;
+	const emb_linear *l;
+	int kact;               /* EMB_KACT_* fused into the GEMM epilogue */
+} linear_job;
+
+static void linear_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const linear_job *j = ctx;
+	const emb_linear *l = j->l;
+
+	(void)tid;
+	for (size_t t = begin; t < end; t++) {
+		int r0 = (int)(t / (size_t)j->ncg) * GEMM_RB;
+		int p0 = (int)(t % (size_t)j->ncg) * j->pg;
+		int r1 = r0 + GEMM_RB < j->rows ? r0 + GEMM_RB : j->rows;
+		int p1 = p0 + j->pg < j->np ? p0 + j->pg : j->np;
+		int n0 = p0 * EMB_PANEL;
+		int n1 = p1 * EMB_PANEL < l->out ? p1 * EMB_PANEL : l->out;
+		if (p0 >= j->np)
+			continue;
+		// act(x (r1-r0, in) @ W[n0:n1]^T + b) -> y (r1-r0, n1-n0)
+		if (j->kact == EMB_KACT_NONE)
+			j->k->gemm(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+			           j->x + (size_t)r0 * j->ldx, j->ldx,
+			           l->wp + (size_t)p0 * EMB_PANEL * l->in,
+			           l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0, l->in);
+		else
+			j->k->gemm_act(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+			               j->x + (size_t)r0 * j->ldx, j->ldx,
+			               l->wp + (size_t)p0 * EMB_PANEL * l->in,
+			               l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0,
+			               l->in, j->kact);
+	}
+}
+
+/*
+ * W8A8: each task quantizes the activation rows of its row block into
+ * its thread's scratch slice (u8 rows, scales, zero points), right before
+ * the int8 GEMM reads them from cache; a thread that gets another column
+ * group of the row block it last quantized reuses it.  A fused activation
+ * (kact, EMB_KACT_*) runs on each 64-column block of the output as soon
+ * as the int8 kernel has written it, while it is still in cache: the
+ * variant's gelu / gelu_tanh / relu on row pieces that start at multiples
+ * of 64 columns, bit for bit what the same kernel gives over whole rows.
+ */
+typedef struct i8_job {
+	const emb_model *m;
+	float *y;
+	const float *x;
+	int ldy, ldx, rows, ncg, pg, np, kp;
+	const emb_linear *l;
+	emb_u8_quant_fn quant;
+	uint8_t *scratch;       /* nt slices of `slice` bytes */
+	size_t slice;
+	int *last;              /* (nt) row block each slice holds, -1 none */
+	int kact;               /* EMB_KACT_* on the output */
+} i8_job;
+
+/* y (rows, cols) stride ldy in place: kact (EMB_KACT_*), row by row */
+static void i8_act_rows(const emb_kernels *k, float *y, int ldy, int rows,
+                        int cols, int kact)
+{
+	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
+	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
+	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+
+	if (!f)
+		return;
+	for (int r = 0; r < rows; r++)
+		f(y + (size_t)r * ldy, cols);
+}
+
+/* y[:, n0:n1] (rows, n1-n0) = the int8 GEMM of quantized rows u (rows,
+ * kp), xs, xz with the layer's columns [n0,n1) (n0 at a multiple of 64),
+ * then kact on each 64-column block while it is in cache */
+static void i8_cols(const emb_model *m, float *y, int ldy, const uint8_t *u,
+                    int kp, const float *xs, const int32_t *xz, int rows,
+                    const emb_linear *l, int n0, int n1, int kact)
+{
+	int step = kact == EMB_KACT_NONE ? n1 - n0 : 64;
+
+	if (n1 <= n0)
+		return;
+	for (int c0 = n0; c0 < n1; c0 += step) {
+		int c1 = c0 + step < n1 ? c0 + step : n1;
+		float *yc = y + c0;
+		// u (rows, kp) @ Wq[c0:c1]^T -> y (rows, c1-c0), then act
+		m->gemm_i8(yc, ldy, u, kp, xs, xz, l->wq + (size_t)c0 * kp,
+		           l->ws + c0, l->wsum + c0, l->b ? l->b + c0 : NULL, rows,
+		           c1 - c0, kp);
+		i8_act_rows(m->k, yc, ldy, rows, c1 - c0, kact);
+	}
+}
+
+static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const i8_job *j = ctx;
+	const emb_linear *l = j->l;
+	uint8_t *s = j->scratch + (size_t)tid * j->slice;
+	float *xs = (float *)s;
+	int32_t *xz = (int32_t *)(s + GEMM_RB * sizeof(float));
+	uint8_t *u = s + GEMM_RB * (sizeof(float) + sizeof(int32_t));
+
+	for (size_t t = begin; t < end; t++) {
+		int blk = (int)(t / (size_t)j->ncg);
+		int r0 = blk * GEMM_RB;
+		int p0 = (int)(t % (size_t)j->ncg) * j->pg;
+		int r1 = r0 + GEMM_RB < j->rows ? r0 + GEMM_RB : j->rows;
+		int p1 = p0 + j->pg < j->np ? p0 + j->pg : j->np;
+		int n0 = p0 * 16, n1 = p1 * 16 < l->out ? p1 * 16 : l->out;
+		if (p0 >= j->np)
+			continue;
+		if (j->last[tid] != blk) {
+			// x rows [r0,r1) (r1-r0, in) -> u (r1-r0, kp), xs, xz
+			j->quant(u, j->kp, xs, xz, j->x + (size_t)r0 * j->ldx, j->ldx,
+			         r1 - r0, l->in);
+			j->last[tid] = blk;
+		}
+		i8_cols(j->m, j->y + (size_t)r0 * j->ldy, j->ldy, u, j->kp, xs, xz,
+		        r1 - r0, l, n0, n1, j->kact);
+	}
+}
+
+size_t emb_linear_i8_scratch(const emb_linear *l, int rows)
+{
+	size_t kp = ((size_t)l->in + 3) / 4 * 4;
+
+	return rows > 0 ? (size_t)rows * (kp + 8) : 0;
+}
+
+void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
+                        const float *x, int ldx, int rows,
+                        const emb_linear *l, int kact, uint8_t *scratch)
+{
+	int kp = (l->in + 3) / 4 * 4;
+	float *xs = (float *)scratch;
+	int32_t *xz = (int32_t *)(scratch + (size_t)rows * sizeof(float));
+	uint8_t *u = scratch + (size_t)rows * (sizeof(float) + sizeof(int32_t));
+
+	if (rows <= 0)
+		return;
+	// x (rows, in) -> u (rows, kp), xs, xz
+	m->k->u8_quantize(u, kp, xs, xz, x, ldx, rows, l->in);
+	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
+}
+
+/* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
+ * caller runs it in float) */
+static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
+                     int ldx, int rows, const emb_linear *l, int kact)
+{
+	int nt = emb_threads_count(m->tp);
+	int rb = (rows + GEMM_RB - 1) / GEMM_RB, np = (l->out + 15) / 16;
+	int kp = (l->in + 3) / 4 * 4, want = 4 * nt, ncg, pg;
+	/* per thread: GEMM_RB rows of kp bytes + a scale and a zero point
+	 * each, rounded to cache lines; then nt tags */
+	size_t slice = ((size_t)GEMM_RB * ((size_t)kp + 8) + 63) / 64 * 64;
+	size_t need = slice * (size_t)nt + (size_t)nt * sizeof(int);
+	i8_job j;
+
+	if (need > m->q8_cap) {
+		free(m->q8);
+		m->q8_cap = 0;
+		if (!(m->q8 = aligned_alloc(64, (need + 63) / 64 * 64)))
+			return -1;
+		m->q8_cap = need;
+	}
+	/* column groups so that there are enough tasks for every thread;
+	 * multiples of 4 panels (the kernel's column block) where possible */
+	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
+	if (ncg > (np + 3) / 4)
+		ncg = (np + 3) / 4;
+	if (ncg < 1)
+		ncg = 1;
+	pg = (np + ncg - 1) / ncg;
+	pg = (pg + 3) / 4 * 4;
+	ncg = (np + pg - 1) / pg;
+	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l,
+	              m->k->u8_quantize, m->q8, slice, NULL, kact };
+	j.last = (int *)(m->q8 + slice * (size_t)nt);
+	for (int t = 0; t < nt; t++)
+		j.last[t] = -1;
+	emb_threads_for(m->tp, (size_t)rb * ncg, 1, i8_gemm_task, &j);
+	return 0;
+}
+
+/* float linear, kact (EMB_KACT_*) fused into the kernels' epilogue */
+static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
+                       int ldx, int rows, const emb_linear *l, int kact)
+{
+	int nt = emb_threads_count(m->tp);
+	int rb = (rows + GEMM_RB - 1) / GEMM_RB;
+	int np = (l->out + EMB_PANEL - 1) / EMB_PANEL;
+	int want = 4 * nt, ncg, pg;
+	linear_job j;
+
+	/* column groups so that there are enough tasks for every thread */
+	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
+	if (ncg > (np + 1) / 2)
+		ncg = (np + 1) / 2;
+	if (ncg < 1)
+		ncg = 1;
+	pg = (np + ncg - 1) / ncg;
+	pg += pg & 1;
+	ncg = (np + pg - 1) / pg;
+	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l, kact };
+	emb_threads_for(m->tp, (size_t)rb * ncg, 1, linear_task, &j);
+}
+
+void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
+                    int ldx, int rows, const emb_linear *l)
+{
+	if (rows <= 0)
+		return;
+	if (l->wq && m->gemm_i8 &&
+	    linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE) == 0)
+		return;
+	linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
+}
+
+void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
+                        int ldx, int rows, const emb_linear *l, int act)
+{
+	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
+	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
+	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+
+	if (rows <= 0)
+		return;
+	if (act == EMB_ACT_NONE) {
+		emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
+		return;
+	}
+	if (kact >= 0 && l->wq && m->gemm_i8 &&
+	    linear_i8(m, y, ldy, x, ldx, rows, l, kact) == 0)
+		return;
+	if (kact >= 0 && !(l->wq && m->gemm_i8)) {
+		linear_f32(m, y, ldy, x, ldx, rows, l, kact);
+		return;
+	}
+	/* int8 or an activation the kernels do not fuse: two passes */
+	emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
+	if (ldy == l->out) {
+		emb_act_fwd(m, y, rows, l->out, act);
+		return;
+	}
+	for (int r = 0; r < rows; r++)
+		emb_act_fwd(m, y + (size_t)r * ldy, 1, l->out, act);
+}
+
+typedef struct rows_job {
+	const emb_kernels *k;
+	float *y;
+	const float *x, *res;
+	int n, act;
+	const emb_norm *nm;
+} rows_job;
+
+static void norm_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const rows_job *j = ctx;
+	const emb_norm *nm = j->nm;
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++) {
+		float *y = j->y + r * j->n;
+		const float *x = j->x + r * j->n;
+		if (j->res) {
+			const float *res = j->res + r * j->n;
+			if (y == res) {
+				j->k->add(y, x, j->n);
+			} else {
+				if (y != x)
+					memcpy(y, x, (size_t)j->n * sizeof(float));
+				j->k->add(y, res, j->n);
+			}
+			x = y;
+		}
+		if (nm->rms)
+			emb_rmsnorm_row(y, x, nm->w, j->n, nm->eps);
+		else
+			j->k->layernorm(y, x, nm->w, nm->b, j->n, nm->eps);
+	}
+}
+
+void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
+                  int rows, const emb_norm *nm)
+{
+	rows_job j = { m->k, y, x, res, nm->n, 0, nm };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, norm_task, &j);
+}
+
+static void act_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const rows_job *j = ctx;
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++) {
+		float *x = j->y + r * j->n;
+		switch (j->act) {
+		case EMB_ACT_GELU: j->k->gelu(x, j->n); break;
+		case EMB_ACT_GELU_TANH: j->k->gelu_tanh(x, j->n); break;
+		case EMB_ACT_RELU: j->k->relu(x, j->n); break;
+		case EMB_ACT_TANH:
+			for (int i = 0; i < j->n; i++)
+				x[i] = tanhf(x[i]);
+			break;
+		case EMB_ACT_SILU:
+			for (int i = 0; i < j->n; i++)
+				x[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
+			break;
+		default: break;
+		}
+	}
+}
+
+void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act)
+{
+	rows_job j = { m->k, x, NULL, NULL, cols, act, NULL };
+
+	if (act != EMB_ACT_NONE)
+		emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16,
+		                act_task, &j);
+}
+
+/*
+ * The post-attention half of a post-LN encoder layer (BERT) in row blocks:
+ * each task takes RB rows through the output projection, residual +
+ * LayerNorm, the feed-forward pair and the second residual + LayerNorm,
+ * with its (RB, inter) intermediate in the thread's own scratch (L2-hot)
+ * instead of a (rows, inter) buffer in memory, and one wait for the
+ * threads instead of five.  Every row's arithmetic is that of the
+ * separate layers (the kernels' results do not depend on the call
+ * shape), so the output is bit-identical.  Used when there are enough row
+ * blocks for every thread; small batches keep the column-split GEMMs.
+ */
+#define POST_RB 96      /* rows per block at most (the kernel's own block) */
+
+/* rows per block, or 0: run the layers one by one */
+static int post_rows(const emb_model *m, int rows, const emb_post_attn *p)
+{
+	int nt = emb_threads_count(m->tp), nb;
+	const emb_linear *ls[3] = { p->o, p->up, p->down };
+
+	if (m->no_fuse)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (ls[i]->wq && m->gemm_i8)    /* W8A8 goes through linear_i8 */
+			return 0;
+	nb = (rows + POST_RB - 1) / POST_RB;
+	if (nb < 2 * nt)
+		return 0;
+	nb = (nb + nt - 1) / nt * nt;   /* a multiple of the threads */
+	return ((rows + nb - 1) / nb + 5) / 6 * 6;  /* the kernel's 6 rows */
+}
+
+size_t emb_post_attn_scratch(const emb_model *m, int rows,
+                             const emb_post_attn *p)
+{
+	return post_rows(m, rows, p) ? 0 : (size_t)rows * p->up->out;
+}
+
+typedef struct post_job {
+	const emb_model *m;
+	float *h;
+	const float *ctx;
+	const emb_post_attn *p;
+	int rows, rb;
+} post_job;
+
+static void norm_row(const emb_kernels *k, const emb_norm *nm, float *y,
+                     const float *x)
+{
+	if (nm->rms)
+		emb_rmsnorm_row(y, x, nm->w, nm->n, nm->eps);
+	else
+		k->layernorm(y, x, nm->w, nm->b, nm->n, nm->eps);
+}
+
+static void post_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const post_job *j = ctx;
+	const emb_post_attn *p = j->p;
+	const emb_kernels *k = j->m->k;
+	int H = p->o->out, I = p->up->out;
+	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
+	float *mid = t + (size_t)j->rb * H;
+	rows_job aj = { k, NULL, NULL, NULL, I, p->act, NULL };
+	int kact = p->act == EMB_ACT_GELU ? EMB_KACT_GELU
+	         : p->act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
+	         : p->act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+
+	for (size_t blk = begin; blk < end; blk++) {
+		int r0 = (int)blk * j->rb;
+		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
+		float *h = j->h + (size_t)r0 * H;
+		if (n <= 0)
+			continue;
+		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H); h = LN1(h + t)
+		k->gemm(t, H, j->ctx + (size_t)r0 * p->o->in, p->o->in, p->o->wp,
+		        p->o->b, n, H, p->o->in);
+		for (int r = 0; r < n; r++) {
+			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
+			norm_row(k, p->ln1, h + (size_t)r * H, h + (size_t)r * H);
+		}
+		// act(h (n,H) @ W1 (I,H)^T) -> mid (n,I)
+		if (kact >= 0 && k->gemm_act) {
+			k->gemm_act(mid, I, h, H, p->up->wp, p->up->b, n, I, H, kact);
+		} else {
+			k->gemm(mid, I, h, H, p->up->wp, p->up->b, n, I, H);
+			aj.y = mid;
+			act_task(&aj, 0, (size_t)n, tid);
+		}
+		// mid (n,I) @ W2 (H,I)^T -> t (n,H); h = LN2(h + t)
+		k->gemm(t, H, mid, I, p->down->wp, p->down->b, n, H, I);
+		for (int r = 0; r < n; r++) {
+			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
+			norm_row(k, p->ln2, h + (size_t)r * H, h + (size_t)r * H);
+		}
+	}
+}
+
+int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
+                      float *mid, int rows, const emb_post_attn *p,
+                      emb_err *err)
+{
+	int rb = post_rows(m, rows, p), H = p->o->out, I = p->up->out;
+	int nt = emb_threads_count(m->tp);
+	post_job j = { m, h, ctx, p, rows, rb };
+
+	if (rows <= 0)
+		return 0;
+	if (!rb) {
+		// ctx (T,Hc) @ Wo (H,Hc)^T -> tmp (T,H); h = LN1(tmp + h)
+		emb_linear_fwd(m, tmp, H, ctx, p->o->in, rows, p->o);
+		emb_norm_fwd(m, h, tmp, h, rows, p->ln1);
+		// act(h (T,H) @ W1 (I,H)^T) -> mid (T,I)
+		emb_linear_act_fwd(m, mid, I, h, H, rows, p->up, p->act);
+		// mid (T,I) @ W2 (H,I)^T -> tmp (T,H); h = LN2(tmp + h)
+		emb_linear_fwd(m, tmp, H, mid, I, rows, p->down);
+		emb_norm_fwd(m, h, tmp, h, rows, p->ln2);
+		return 0;
+	}
+	size_t each = ((size_t)rb * (H + I) + 15) / 16 * 16;
+	if (each > m->rscratch_each) {
+		size_t cap = m->rscratch_len / sizeof(float);
+		m->rscratch_each = 0;
+		if (emb_big_grow(&m->rscratch, &cap, &m->rscratch_len, each * (size_t)nt))
+			return emb_err_set(err, "out of memory (%zu floats of "
+			                   "scratch)", each * (size_t)nt);
+		m->rscratch_each = each;
+	}
+	emb_threads_for(m->tp, (size_t)(rows + rb - 1) / rb, 1, post_task, &j);
+	return 0;
+}
+
+/* out (rows, n) = act(x[a]) * x[b] where x (rows, 2n) holds [first | second]
+ * and act_first picks which half the activation applies to */
+typedef struct glu_job {
+	const emb_kernels *k;
+	float *y;
+	const float *x;
+	int n, act, act_first;
+} glu_job;
+
+static void glu_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const glu_job *j = ctx;
+	rows_job rj = { j->k, NULL, NULL, NULL, j->n, j->act, NULL };
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++) {
+		float *y = j->y + r * j->n;
+		const float *a = j->x + r * 2 * j->n, *b = a + j->n;
+		if (!j->act_first) {
+			const float *t = a;
+			a = b;
+			b = t;
+		}
+		memcpy(y, a, (size_t)j->n * sizeof(float));
+		rj.y = y;
+		act_task(&rj, 0, 1, 0);
+		for (int i = 0; i < j->n; i++)
+			y[i] *= b[i];
+	}
+}
+
+void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
+                 int act, int act_first)
+{
+	glu_job j = { m->k, y, x, n, act, act_first };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, glu_task, &j);
+}
+
+/* per-head RMSNorm (q/k norm): nheads heads of dh at row stride ld */
+typedef struct hnorm_job {
+	float *x;
+	int ld, nheads;
+	const emb_norm *nm;
+} hnorm_job;
+
+static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const hnorm_job *j = ctx;
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++)
+		for (int h = 0; h < j->nheads; h++) {
+			float *x = j->x + r * (size_t)j->ld + (size_t)h * j->nm->n;
+			emb_rmsnorm_row(x, x, j->nm->w, j->nm->n, j->nm->eps);
+		}
+}
+
+void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
+                       const emb_norm *nm)
+{
+	hnorm_job j = { x, ld, nheads, nm };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, hnorm_task, &j);
+}

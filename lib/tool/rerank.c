@@ -1,0 +1,540 @@
+/*
+ * rerank.c - what emb-rerank does to records: cross-encoder scores of
+ * {"text", "text_pair"} records and rankings of {"query", "documents"}
+ * records (the documents tokenized as pairs with the query, forwarded
+ * through the classification head in slices of a token budget, the
+ * activation applied, best first), and ColBERT-style MaxSim of
+ * token_embeddings records against a file of query records.  The
+ * driver (cmd/emb-rerank.c) fills an emb_rerank with its options, calls
+ * emb_rerank_setup or emb_rerank_maxsim_setup and runs emb_rerank_ops.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "tool/emb-tool.h"
+
+typedef struct rr_item {
+	int ranking;            /* query/documents record */
+	int tokenized;          /* pair record tokenized from text */
+	size_t n;               /* sequences (documents, or 1) */
+	int32_t **ids, **types;
+	int *lens;
+	char **docs;            /* (n) raw JSON of each document */
+	float *scores;          /* (n, labels) after activation */
+	float *logits;          /* (n, labels) raw (--logits) */
+	double *sims;           /* maxsim: (nq) */
+} rr_item;
+
+static void item_clear(rr_item *it)
+{
+	for (size_t i = 0; i < it->n; i++) {
+		if (it->ids)
+			free(it->ids[i]);
+		if (it->types)
+			free(it->types[i]);
+		if (it->docs)
+			free(it->docs[i]);
+	}
+	free(it->ids);
+	free(it->types);
+	free(it->lens);
+	free(it->docs);
+	free(it->scores);
+	free(it->logits);
+	free(it->sims);
+	memset(it, 0, sizeof(*it));
+}
+
+static int item_alloc(rr_item *it, size_t n, emb_err *err)
+{
+	size_t k = n ? n : 1;
+
+	it->n = n;
+	it->ids = calloc(k, sizeof(*it->ids));
+	it->types = calloc(k, sizeof(*it->types));
+	it->lens = calloc(k, sizeof(*it->lens));
+	it->docs = calloc(k, sizeof(*it->docs));
+	if (!it->ids || !it->types || !it->lens || !it->docs)
+		return emb_err_set(err, "out of memory");
+	return 0;
+}
+
+/* take enc's ids as sequence i of it */
+static int take_enc(rr_item *it, size_t i, const emb_encoding *enc,
+                    emb_err *err)
+{
+	it->ids[i] = malloc((enc->len + 1) * sizeof(int32_t));
+	it->types[i] = malloc((enc->len + 1) * sizeof(int32_t));
+	if (!it->ids[i] || !it->types[i])
+		return emb_err_set(err, "out of memory");
+	memcpy(it->ids[i], enc->ids, enc->len * sizeof(int32_t));
+	memcpy(it->types[i], enc->type_ids, enc->len * sizeof(int32_t));
+	it->lens[i] = (int)enc->len;
+	return 0;
+}
+
+/* the per-record checks of emb_model_check, and the model's limit named
+ * for WHAT ("document 3") */
+static int check_seq(const emb_rerank *c, const int32_t *ids,
+                     const int32_t *types, size_t n, const char *what,
+                     emb_err *err)
+{
+	emb_seq q = { ids, types, (int)n };
+	emb_err e;
+
+	if (n == 0)
+		return emb_err_set(err, "%s has no tokens", what);
+	if (n > (size_t)emb_model_max_positions(c->m))
+		return emb_err_set(err, "%s has %zu tokens, more than the model's "
+		                   "maximum of %d", what, n,
+		                   emb_model_max_positions(c->m));
+	if (emb_model_check(c->m, &q, &e) < 0)
+		return emb_err_set(err, "%s: %s", what, e.msg);
+	return 0;
+}
+
+static int prepare_ranking(emb_rerank *c, emb_cli_rec *r, rr_item *it,
+                           emb_err *err)
+{
+	const char *raw;
+	size_t len, i;
+	json_t *q = NULL, *docs = NULL, *d;
+	json_error_t je;
+	emb_encoding enc;
+	size_t pl;
+	int rc = -1;
+
+	emb_encoding_init(&enc);
+	it->ranking = 1;
+	if (!(raw = emb_record_raw(r->rec, "query", &len)) ||
+	    !(q = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
+	    !json_is_string(q)) {
+		emb_err_set(err, raw ? "field 'query' is not a string" :
+		            "missing field 'query'");
+		goto out;
+	}
+	if (!(raw = emb_record_raw(r->rec, "documents", &len))) {
+		emb_err_set(err, "missing field 'documents'");
+		goto out;
+	}
+	if (!(docs = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
+	    !json_is_array(docs)) {
+		emb_err_set(err, "field 'documents' is not an array of strings");
+		goto out;
+	}
+	if (item_alloc(it, json_array_size(docs), err) < 0)
+		goto out;
+	r->cost = 0;
+	json_array_foreach(docs, i, d) {
+		char what[64];
+		if (!json_is_string(d)) {
+			emb_err_set(err, "field 'documents': element %zu is not a "
+			            "string", i);
+			goto out;
+		}
+		if (!(it->docs[i] = json_dumps(d, JSON_ENCODE_ANY))) {
+			emb_err_set(err, "out of memory");
+			goto out;
+		}
+		snprintf(what, sizeof(what), "document %zu", i);
+		if (emb_text_tok_pair(&enc, &pl, &c->tt, json_string_value(q),
+		                      json_string_length(q), json_string_value(d),
+		                      json_string_length(d), err) < 0 ||
+		    take_enc(it, i, &enc, err) ||
+		    check_seq(c, it->ids[i], it->types[i], enc.len, what, err))
+			goto out;
+		r->cost += enc.len;
+	}
+	rc = 0;
+out:
+	emb_encoding_release(&enc);
+	json_decref(q);
+	json_decref(docs);
+	return rc;
+}
+
+static int prepare_pair(emb_rerank *c, emb_cli_rec *r, rr_item *it,
+                        emb_err *err)
+{
+	size_t n = 0, nt;
+
+	if (item_alloc(it, 1, err) < 0)
+		return -1;
+	if (emb_record_has(r->rec, "input_ids") ||
+	    !emb_record_has(r->rec, "text")) {
+		if (emb_record_get_int32s(r->rec, "input_ids", &it->ids[0], &n,
+		                          err) < 0)
+			return -1;
+		if (emb_record_has(r->rec, "token_type_ids")) {
+			if (emb_record_get_int32s(r->rec, "token_type_ids",
+			                          &it->types[0], &nt, err) < 0)
+				return -1;
+			if (nt != n)
+				return emb_err_set(err, "field 'token_type_ids' has %zu "
+				                   "values, 'input_ids' has %zu", nt, n);
+		}
+	} else {
+		emb_encoding enc;
+		size_t pl;
+		int rc;
+		emb_encoding_init(&enc);
+		rc = emb_text_tok_record(&enc, &pl, &c->tt, r->rec, err) < 0 ||
+		     take_enc(it, 0, &enc, err) < 0 ? -1 : 0;
+		n = enc.len;
+		emb_encoding_release(&enc);
+		if (rc)
+			return -1;
+		it->tokenized = 1;
+	}
+	it->lens[0] = (int)n;
+	r->cost = n;
+	return check_seq(c, it->ids[0], it->types[0], n, "field 'input_ids'", err);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* keep the rows of te (rows, dim) that --skip-special / skip allow */
+static int keep_rows(float **out, int *nout, const emb_rerank *c,
+                     const float *te,
+                     size_t rows, size_t dim, const emb_record *rec,
+                     int skip, emb_err *err)
+{
+	int32_t *ids = NULL;
+	size_t nids = 0, k = 0;
+
+	if (c->skip_special) {
+		if (emb_record_get_int32s(rec, "input_ids", &ids, &nids, err) < 0)
+			return emb_err_set(err, "--skip-special needs input_ids: %s",
+			                   err ? err->msg : "missing");
+		if (nids != rows) {
+			free(ids);
+			return emb_err_set(err, "field 'input_ids' has %zu values, "
+			                   "'token_embeddings' has %zu rows", nids, rows);
+		}
+	}
+	if (!(*out = malloc((rows ? rows : 1) * dim * sizeof(float)))) {
+		free(ids);
+		return emb_err_set(err, "out of memory");
+	}
+	for (size_t i = 0; i < rows; i++) {
+		if ((long long)i < skip)
+			continue;
+		if (ids && bsearch(&ids[i], c->special, c->nspecial,
+		                   sizeof(int32_t), cmp_id))
+			continue;
+		memcpy(*out + k * dim, te + i * dim, dim * sizeof(float));
+		k++;
+	}
+	free(ids);
+	*nout = (int)k;
+	return 0;
+}
+
+static int prepare_maxsim(emb_rerank *c, emb_cli_rec *r, rr_item *it,
+                          emb_err *err)
+{
+	float *te = NULL, *kept = NULL;
+	size_t rows, cols;
+	int nk, rc = -1;
+
+	if (emb_record_get_floats(r->rec, "token_embeddings", &te, &rows, &cols,
+	                          err) < 0)
+		return -1;
+	if (c->nq && cols != (size_t)c->dim) {
+		emb_err_set(err, "field 'token_embeddings' has %zu columns, the "
+		            "queries have %d", cols, c->dim);
+		goto out;
+	}
+	if (keep_rows(&kept, &nk, c, te, rows, cols, r->rec, 0, err) < 0)
+		goto out;
+	if (!(it->sims = calloc(c->nq ? c->nq : 1, sizeof(double)))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
+	for (size_t q = 0; q < c->nq; q++)
+		it->sims[q] = emb_maxsim(c->queries[q].v, c->queries[q].n, kept, nk,
+		                         c->dim);
+	r->cost = rows;
+	rc = 0;
+out:
+	free(te);
+	free(kept);
+	return rc;
+}
+
+static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
+{
+	emb_rerank *c = vc;
+	rr_item *it = r->user;
+
+	if (!it && !(it = r->user = calloc(1, sizeof(*it))))
+		return emb_err_set(err, "out of memory");
+	item_clear(it);
+	if (c->maxsim)
+		return prepare_maxsim(c, r, it, err);
+	if (emb_record_has(r->rec, "query") || emb_record_has(r->rec, "documents"))
+		return prepare_ranking(c, r, it, err);
+	return prepare_pair(c, r, it, err);
+}
+
+static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
+{
+	emb_rerank *c = vc;
+	size_t total = 0, k = 0, L = (size_t)c->labels;
+
+	if (c->maxsim)
+		return 0;
+	for (int i = 0; i < n; i++)
+		total += ((rr_item *)rs[i]->user)->n;
+	if (total > c->seqs_cap) {
+		emb_seq *s = realloc(c->seqs, total * sizeof(*s));
+		if (!s)
+			return emb_err_set(err, "out of memory");
+		c->seqs = s;
+		c->seqs_cap = total;
+	}
+	if (total * L > c->logit_cap) {
+		float *p = realloc(c->logit_buf, total * L * sizeof(float));
+		if (!p)
+			return emb_err_set(err, "out of memory");
+		c->logit_buf = p;
+		c->logit_cap = total * L;
+	}
+	for (int i = 0; i < n; i++) {
+		rr_item *it = rs[i]->user;
+		for (size_t j = 0; j < it->n; j++, k++) {
+			c->seqs[k].ids = it->ids[j];
+			c->seqs[k].type_ids = it->types[j];
+			c->seqs[k].len = it->lens[j];
+		}
+	}
+	if (emb_model_forward_head_budget(c->m, c->logit_buf, EMB_OUT_LOGITS,
+	                                  c->seqs, (int)total,
+	                                  (size_t)c->batch_tokens, err) < 0)
+		return -1;
+	k = 0;
+	for (int i = 0; i < n; i++) {
+		rr_item *it = rs[i]->user;
+		size_t bytes = (it->n ? it->n : 1) * L * sizeof(float);
+		free(it->scores);
+		free(it->logits);
+		it->logits = NULL;
+		if (!(it->scores = malloc(bytes)) ||
+		    (c->logits && !(it->logits = malloc(bytes))))
+			return emb_err_set(err, "out of memory");
+		memcpy(it->scores, c->logit_buf + k * L, it->n * L * sizeof(float));
+		if (it->logits)
+			memcpy(it->logits, it->scores, it->n * L * sizeof(float));
+		for (size_t j = 0; j < it->n; j++) {
+			emb_activation_apply(it->scores + j * L, (int)L, c->act);
+			for (size_t l = 0; l < L; l++)
+				if (!isfinite(it->scores[j * L + l])) {
+					rs[i]->bad = 1;
+					emb_err_set(&rs[i]->err, "the model output is not "
+					            "finite (NaN or infinity)");
+				}
+		}
+		k += it->n;
+	}
+	return 0;
+}
+
+static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
+{
+	static const char *const drop_tok[] = { "input_ids", "token_type_ids",
+	                                        NULL };
+	emb_rerank *c = vc;
+	rr_item *it = r->user;
+	size_t L = (size_t)c->labels;
+
+	if (c->maxsim) {
+		float *v = malloc((c->nq ? c->nq : 1) * sizeof(float));
+		if (!v)
+			return emb_err_set(err, "out of memory");
+		for (size_t q = 0; q < c->nq; q++)
+			v[q] = (float)it->sims[q];
+		emb_out_begin(b, r->rec, NULL);
+		emb_out_floats(b, "scores", v, c->nq, 0);
+		emb_out_end(b);
+		free(v);
+		return 0;
+	}
+	if (it->ranking) {
+		float *s = malloc((it->n ? it->n : 1) * sizeof(float));
+		int rc;
+		if (!s)
+			return emb_err_set(err, "out of memory");
+		for (size_t i = 0; i < it->n; i++)
+			s[i] = it->scores[i * L + (size_t)c->label];
+		emb_out_begin(b, r->rec, NULL);
+		rc = emb_out_ranking(b, "results", s, it->n, (size_t)c->top_k,
+		                     c->return_docs ? (const char *const *)it->docs
+		                                    : NULL, err);
+		emb_out_end(b);
+		free(s);
+		return rc;
+	}
+	emb_out_begin(b, r->rec, it->tokenized ? drop_tok : NULL);
+	if (it->tokenized) {
+		emb_out_int32s(b, "input_ids", it->ids[0], (size_t)it->lens[0]);
+		emb_out_int32s(b, "token_type_ids", it->types[0], (size_t)it->lens[0]);
+	}
+	if (c->logits)
+		emb_out_floats(b, "logits", it->logits, L, 0);
+	emb_out_floats(b, "scores", it->scores, L, 0);
+	emb_out_end(b);
+	return 0;
+}
+
+static void free_user(void *vc, void *u)
+{
+	(void)vc;
+	item_clear(u);
+	free(u);
+}
+
+static int load_queries(emb_rerank *c, emb_err *errp)
+{
+	emb_reader *rd;
+	emb_record *rec = emb_record_new();
+	emb_err err;
+	const char *line;
+	size_t len;
+	int rc, ret = -1;
+
+	err.msg[0] = 0;
+	if (!rec)
+		return emb_err_set(errp, "out of memory");
+	if (emb_reader_open(&rd, c->query_file, c->max_line, &err) < 0) {
+		emb_record_free(rec);
+		*errp = err;
+		return -1;
+	}
+	while ((rc = emb_reader_next(rd, &line, &len, &err)) != 0) {
+		float *te = NULL;
+		size_t rows, cols;
+		int skip = 0;
+		emb_rerank_query *q;
+		if (rc < 0 || emb_record_parse(rec, line, len, &err) < 0 ||
+		    emb_record_get_floats(rec, "token_embeddings", &te, &rows,
+		                          &cols, &err) < 0 ||
+		    (c->skip_prefix == -1 &&
+		     emb_record_prompt_length(&skip, rec, &err) < 0)) {
+			emb_err_set(errp, "%s:%zu: %s", emb_reader_name(rd),
+			            emb_reader_lineno(rd), err.msg);
+			free(te);
+			goto out;
+		}
+		if (c->skip_prefix >= 0)
+			skip = c->skip_prefix;
+		if (c->nq && cols != (size_t)c->dim) {
+			emb_err_set(errp, "%s:%zu: token_embeddings has %zu columns, "
+			            "the first query %d", emb_reader_name(rd),
+			            emb_reader_lineno(rd), cols, c->dim);
+			free(te);
+			goto out;
+		}
+		c->dim = (int)cols;
+		if (!(q = realloc(c->queries, (c->nq + 1) * sizeof(*q)))) {
+			emb_err_set(errp, "out of memory");
+			free(te);
+			goto out;
+		}
+		c->queries = q;
+		q = &c->queries[c->nq];
+		if (keep_rows(&q->v, &q->n, c, te, rows, cols, rec, skip, &err) < 0) {
+			emb_err_set(errp, "%s:%zu: %s", emb_reader_name(rd),
+			            emb_reader_lineno(rd), err.msg);
+			free(te);
+			goto out;
+		}
+		c->nq++;
+		free(te);
+	}
+	if (rc == 0 && c->nq == 0) {
+		emb_err_set(errp, "%s: no query records", emb_reader_name(rd));
+		goto out;
+	}
+	ret = 0;
+out:
+	emb_reader_free(rd);
+	emb_record_free(rec);
+	return ret;
+}
+
+int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
+                     emb_err *err)
+{
+	emb_model_opts mo;
+
+	memset(&mo, 0, sizeof(mo));
+	mo.threads = c->threads;
+	if (emb_model_load(&c->m, dir, &mo, err) < 0)
+		return -1;
+	if (emb_model_head(c->m) != EMB_HEAD_CLASSIFIER)
+		return emb_err_set(err, "%s: architecture %s is not a "
+		                   "cross-encoder (a *ForSequenceClassification "
+		                   "model)", dir, emb_model_arch(c->m));
+	c->labels = emb_model_num_labels(c->m);
+	if (c->label >= c->labels) {
+		emb_err_set(err, "--label %d: the model has %d label%s", c->label,
+		            c->labels, c->labels == 1 ? "" : "s");
+		return -2;
+	}
+	if (c->act < 0 && emb_activation_default(&c->act, dir, err) < 0)
+		return -1;
+	emb_text_tok_setup(&c->tt, cli, dir, emb_model_max_positions(c->m));
+	c->tt_loaded = 1;
+	/* a checkpoint without the head fails here, at load (exit 3) */
+	return emb_model_head_load(c->m, EMB_OUT_LOGITS, err);
+}
+
+int emb_rerank_maxsim_setup(emb_rerank *c, const char *dir, emb_err *err)
+{
+	c->maxsim = 1;
+	if (c->skip_special) {
+		int rc;
+		if (emb_tokenizer_load(&c->tok, dir, err) < 0)
+			return -1;
+		rc = emb_tokenizer_special_ids(&c->special, &c->nspecial, c->tok,
+		                               err);
+		emb_tokenizer_free(c->tok);
+		c->tok = NULL;
+		if (rc < 0)
+			return -1;
+	}
+	return load_queries(c, err);
+}
+
+void emb_rerank_release(emb_rerank *c)
+{
+	for (size_t q = 0; q < c->nq; q++)
+		free(c->queries[q].v);
+	free(c->queries);
+	free(c->special);
+	if (c->tok)
+		emb_tokenizer_free(c->tok);
+	if (c->tt_loaded)
+		emb_text_tok_release(&c->tt);
+	emb_model_free(c->m);
+	free(c->seqs);
+	free(c->logit_buf);
+	c->queries = NULL;
+	c->special = NULL;
+	c->tok = NULL;
+	c->m = NULL;
+	c->seqs = NULL;
+	c->logit_buf = NULL;
+	c->nq = c->nspecial = 0;
+	c->tt_loaded = 0;
+}
+
+const emb_cli_ops emb_rerank_ops = { prepare, run, emit, free_user, 8192, 4096 };
+const emb_cli_ops emb_rerank_maxsim_ops = { prepare, NULL, emit, free_user, 0,
+                                            4096 };

@@ -1,0 +1,15 @@
+# 05-layers.sh - the include rule of lib/ (lib/README): scripts/check-layers
+# prints one line per rule, "not ok" for each file that breaks it
+sh "$EMB_TOP/scripts/check-layers"
+# the checker itself catches a breach: a copy of the tree's lib/ with
+# an upward include added
+T=$(t_tmpdir 05-layers)
+mkdir -p "$T/scripts" "$T/cmd"
+cp -R "$EMB_TOP/lib" "$T/lib"
+cp "$EMB_TOP/scripts/check-layers" "$T/scripts/"
+printf '#include "nn/nn.h"\n' >> "$T/lib/tok/text.c"
+printf 'static void f(void) { abort(); }\n' >> "$T/lib/io/hub.c"
+sh "$T/scripts/check-layers" > "$T/out" 2>&1; s=$?
+t_eq "an upward include fails the check" "$s" 1
+t_grep "... names the file and the header" 'lib/tok/text.c:[0-9]*: layer tok includes nn/nn.h' "$T/out"
+t_grep "... and an abort below tool/" 'abort.*lib/io/hub.c' "$T/out"
