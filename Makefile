@@ -87,10 +87,16 @@ distclean: clean
 MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
 	man/emb-rerank.1 man/emb-quantize.1
 MAN7 = man/emb.7
+# batch jobs (emb(7) BATCH JOBS): sh scripts installed beside the filters
+SCRIPTS = scripts/emb-shard scripts/emb-merge
 
 install: $(BINS)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	for f in $(BINS); do \
+		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
+		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
+	done
+	for f in $(SCRIPTS); do \
 		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
 		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
 	done
@@ -105,6 +111,7 @@ install: $(BINS)
 
 uninstall:
 	for f in $(BINS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
+	for f in $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
 	for f in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${f##*/}; done
 	for f in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${f##*/}; done
 
