@@ -31,9 +31,10 @@ b_recipe() {
 	fi
 }
 
-# b_setup: $B_IN (texts.jsonl: 3192 records, the corpus six times with a
-# line number in front) and $B_REF (one emb-encode --pool run over it),
-# made once per make check; MODEL and JOBS exported as the recipes want
+# b_setup: $B_IN (texts.jsonl: 3192 records, the corpus six times, or
+# EMB_BATCH_COPIES times, with a line number in front) and $B_REF (one
+# emb-encode --pool run over it), made once per make check; MODEL and JOBS
+# exported as the recipes want
 b_setup() {
 	MODEL=$(t_fixture "$B_MODEL_FIXTURE") || return 1
 	JOBS=2
@@ -41,14 +42,20 @@ b_setup() {
 	bd="$EMB_TMP/batch-ref"
 	B_IN="$bd/texts.jsonl"
 	B_REF="$bd/vectors.jsonl"
-	if [ ! -s "$B_REF" ] || [ "$MODEL/.done" -nt "$B_REF" ]; then
+	copies=${EMB_BATCH_COPIES:-6}
+	case $copies in ''|*[!0-9]*|0) copies=6 ;; esac
+	if [ ! -s "$B_REF" ] || [ "$MODEL/.done" -nt "$B_REF" ] ||
+	    [ "$(cat "$bd/copies" 2>/dev/null)" != "$copies" ]; then
 		rm -rf "$bd" && mkdir -p "$bd" || return 1
-		for i in 1 2 3 4 5 6; do cat "$D/corpus/texts.jsonl"; done |
-			awk '{ sub(/^\{/, "{\"n\":" NR ","); print }' > "$B_IN"
-		s=$(date +%s)
-		emb-encode -m "$MODEL" --pool -j 1 "$B_IN" > "$B_REF.tmp" || return 1
+		i=0
+		while [ "$i" -lt "$copies" ]; do
+			cat "$D/corpus/texts.jsonl"
+			i=$((i + 1))
+		done | awk '{ sub(/^\{/, "{\"n\":" NR ","); print }' > "$B_IN"
+		b_time "the single run (emb-encode --pool -j 1, $(wc -l < "$B_IN") records)" \
+			emb-encode -m "$MODEL" --pool -j 1 "$B_IN" > "$B_REF.tmp" || return 1
 		mv "$B_REF.tmp" "$B_REF"
-		echo "# the single run: $(( $(date +%s) - s )) s (emb-encode --pool -j 1, $(wc -l < "$B_IN") records)"
+		echo "$copies" > "$bd/copies"
 	fi
 	t_eq "the single run: one line per record" "$(wc -l < "$B_REF")" "$(wc -l < "$B_IN")"
 }
@@ -62,13 +69,14 @@ b_same() {
 	fi
 }
 
-# b_time NAME CMD...: run CMD, print its wall time in ms as a comment
+# b_time NAME CMD...: run CMD, print its wall time in ms as a comment (on
+# standard error: standard output may be the data)
 b_time() {
 	bt_name=$1; shift
 	bt0=$(date +%s%N)
 	"$@"
 	bt_s=$?
-	echo "# time $bt_name: $(( ($(date +%s%N) - bt0) / 1000000 )) ms"
+	echo "# time $bt_name: $(( ($(date +%s%N) - bt0) / 1000000 )) ms" >&2
 	return $bt_s
 }
 
