@@ -8,7 +8,7 @@ T=$(t_tmpdir 86-batch-parallel)
 b_setup
 b_recipe xargs "$T/xargs.sh"
 b_recipe parallel "$T/parallel.sh"
-# record 1000 (chunk 2 of 8, block 1 of 4) is bad
+# record 1000 (the last of the first --pipe block) is bad
 sed '1000s/"text": "[^"]*"/"text": 7/' "$B_IN" > "$T/bad.jsonl"
 
 W=$(b_work xargs)
@@ -20,7 +20,7 @@ W=$(b_work xargs-bad)
 cp "$T/bad.jsonl" "$W/texts.jsonl"
 (cd "$W" && sh "$T/xargs.sh") > "$T/log2" 2>&1; s=$?
 t_ok "xargs recipe with a bad record: exit non-zero ($s)" test "$s" -ne 0
-t_grep "xargs recipe with a bad record: the record named" "error (at chunks/part-00002.jsonl:.*): field 'text' is not a string" "$T/log2"
+t_grep "xargs recipe with a bad record: the record named" "error (at chunks/part-[0-9]*.jsonl:[0-9]*): field 'text' is not a string" "$T/log2"
 t_ok "xargs recipe with a bad record: no vectors.jsonl" test ! -e "$W/vectors.jsonl"
 
 if ! command -v parallel > /dev/null 2>&1; then
@@ -44,5 +44,5 @@ else
 	head -n 3000 "$B_REF" > "$T/short.jsonl"
 	emb-merge --check "$B_IN" "$T/short.jsonl" 2> "$T/err"; s=$?
 	t_eq "emb-merge --check: short output fails" "$s" 1
-	t_grep "emb-merge --check: says how short" "short.jsonl: 3000 lines, .*texts.jsonl has 3192" "$T/err"
+	t_grep "emb-merge --check: says how short" "short.jsonl: 3000 lines, .*texts.jsonl has $(wc -l < "$B_IN" | tr -d ' ')" "$T/err"
 fi

@@ -7,6 +7,9 @@
 # emb(7) shows the same text after '.\" recipe: NAME'.
 
 export PATH="$EMB_TOP/scripts:$PATH"
+# the recipes run as from a shell: not with the make flags of the make
+# check around them (-s, -n, a jobserver)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 B_MODEL_FIXTURE=bert-tiny-cls-bf16
 
 # b_recipe NAME FILE: write recipe NAME to FILE; assert README and emb(7)
