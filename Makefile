@@ -18,8 +18,8 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
-TOOL_OBJ = lib/tool/cli.o lib/tool/rerank.o lib/tool/validate.o lib/tool/manifest.o \
-	lib/tool/synth.o
+TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/rerank.o \
+	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
 
@@ -31,7 +31,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
-	test/unit/test_i8.o test/unit/test_attention.o
+	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -45,7 +45,7 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
-	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h
+	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
@@ -92,10 +92,16 @@ distclean: clean
 MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
 	man/emb-rerank.1 man/emb-quantize.1
 MAN7 = man/emb.7
+# batch jobs (emb(7) BATCH JOBS): sh scripts installed beside the filters
+SCRIPTS = scripts/emb-shard scripts/emb-merge
 
 install: $(BINS)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	for f in $(BINS); do \
+		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
+		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
+	done
+	for f in $(SCRIPTS); do \
 		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
 		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
 	done
@@ -110,6 +116,7 @@ install: $(BINS)
 
 uninstall:
 	for f in $(BINS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
+	for f in $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
 	for f in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${f##*/}; done
 	for f in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${f##*/}; done
 

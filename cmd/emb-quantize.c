@@ -34,8 +34,8 @@ static const char usage[] =
 "                       files are copied)\n"
 "  --weights TYPE       int8: linear weights as I8 with F32 per-row scales\n"
 "                       (W8); f16, bf16: every float tensor converted\n"
-"Common: --errors=skip|emit, --strict, --max-line BYTES, --progress,\n"
-"  --no-progress, --b64 (with --unpack), -h/--help, --version\n"
+"Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
+"  --drop LIST, --progress,\n""  --no-progress, --b64 (with --unpack), -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model or ranges load,\n"
 "4 write error.\n";
 

@@ -34,8 +34,8 @@ static const char usage[] =
 "                       tokenizer and input_ids in the records)\n"
 "  --skip-prefix[=N]    leave out the first N query tokens (default: each\n"
 "                       query's prompt_length)\n"
-"Common: --errors=skip|emit, --strict, --max-line BYTES, --progress,\n"
-"  --no-progress, -h/--help, --version\n"
+"Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
+"  --drop LIST, --progress,\n""  --no-progress, -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
 
 enum { O_ACT = 1, O_TOPK, O_RETDOCS, O_LABEL, O_LOGITS, O_THREADS, O_BATCH,

@@ -20,6 +20,7 @@
 #include <utf8proc.h>
 
 #include "tool/emb-tool.h"
+#include "tool/fields.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
 /* input bytes held by one batch at most (a record longer than this is a
@@ -97,7 +98,7 @@ int emb_cli_parse_int(long long *out, const char *s, long long min,
 enum {
 	K_HELP = 1000, K_VERSION, K_ERRORS, K_STRICT, K_MAXLINE, K_PROGRESS,
 	K_NOPROGRESS, K_RAW, K_B64, K_MODEL, K_MAXLEN, K_NOTRUNC, K_PROMPT,
-	K_PROMPTNAME, K_NOPROMPT, K_TOKENS,
+	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP,
 };
 
 static const struct copt {
@@ -111,6 +112,8 @@ static const struct copt {
 	{ { "max-line", 0, EMB_ARG_REQUIRED, K_MAXLINE }, 0 },
 	{ { "progress", 0, EMB_ARG_NONE, K_PROGRESS }, 0 },
 	{ { "no-progress", 0, EMB_ARG_NONE, K_NOPROGRESS }, 0 },
+	{ { "fields", 0, EMB_ARG_REQUIRED, K_FIELDS }, 0 },
+	{ { "drop", 0, EMB_ARG_REQUIRED, K_DROP }, 0 },
 	{ { "raw", 0, EMB_ARG_NONE, K_RAW }, EMB_CLI_RAW },
 	{ { "b64", 0, EMB_ARG_NONE, K_B64 }, EMB_CLI_B64 },
 	{ { "model", 'm', EMB_ARG_REQUIRED, K_MODEL }, EMB_CLI_MODEL },
@@ -172,6 +175,8 @@ static int common_option(emb_cli *c, int key, const char *arg)
 	case K_PROMPTNAME: c->prompt_name = arg; return 0;
 	case K_NOPROMPT: c->no_prompt = 1; return 0;
 	case K_TOKENS: c->tokens = 1; return 0;
+	case K_FIELDS: c->keep_fields = arg; return 0;
+	case K_DROP: c->drop_fields = arg; return 0;
 	}
 	return -1;
 }
@@ -279,6 +284,13 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 				emb_cli_usage_error(c, "%s", err.msg[0] ? err.msg :
 				                    "bad option");
 		}
+	}
+	if (c->keep_fields || c->drop_fields) {
+		emb_err err;
+		err.msg[0] = 0;
+		if (emb_fields_new(&c->fields, c->keep_fields, c->drop_fields,
+		                   &err) < 0)
+			emb_cli_usage_error(c, "%s", err.msg);
 	}
 }
 
@@ -486,7 +498,9 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 		if (!r->bad) {
 			size_t mark = out->len;
 			r->err.msg[0] = 0;
-			if (ops->emit(ctx, r, out, &r->err) < 0) {
+			if (ops->emit(ctx, r, out, &r->err) < 0 ||
+			    (c->fields && emb_fields_apply(c->fields, out, mark,
+			                                   &r->err) < 0)) {
 				out->len = mark;
 				r->bad = 1;
 			} else {
@@ -670,6 +684,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	emb_buf_release(&out);
 	free(c->files);
 	c->files = NULL;
+	emb_fields_free(c->fields);
+	c->fields = NULL;
 	return c->status;
 }
 

@@ -72,6 +72,11 @@ typedef struct emb_cli {
 	const char *prompt, *prompt_name;
 	char **files;           /* operands (borrowed from argv) */
 	int nfiles;
+	/* --fields LIST, --drop LIST (borrowed from argv, NULL when absent)
+	 * and their compiled form (tool/fields.h; NULL: write every
+	 * member), applied to each output record by emb_cli_run */
+	const char *keep_fields, *drop_fields;
+	struct emb_fields *fields;
 	/* run state */
 	int status;
 	uint64_t records, tokens_done;

@@ -1,0 +1,105 @@
+/* test_fields.c - --fields / --drop: member selection on output records */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool/emb-tool.h"
+#include "tool/fields.h"
+
+/* run KEEP/DROP over the record LINE written after a prefix; the result
+ * (without the prefix) in a static buffer, or NULL on -1 */
+static const char *sel(const char *keep, const char *drop, const char *line)
+{
+	static char res[512];
+	emb_fields *f;
+	emb_buf b;
+	emb_err e;
+	int rc;
+
+	e.msg[0] = 0;
+	cr_assert_eq(emb_fields_new(&f, keep, drop, &e), 0, "%s", e.msg);
+	emb_buf_init(&b);
+	emb_buf_add(&b, "PREFIX\n", 7);
+	emb_buf_add(&b, line, strlen(line));
+	rc = emb_fields_apply(f, &b, 7, &e);
+	cr_assert_eq(memcmp(b.p, "PREFIX\n", 7), 0);
+	snprintf(res, sizeof(res), "%.*s", (int)(b.len - 7), b.p + 7);
+	cr_assert_eq(strlen(b.p), b.len, "NUL-terminated at len");
+	emb_buf_release(&b);
+	emb_fields_free(f);
+	return rc < 0 ? NULL : res;
+}
+
+Test(fields, keep)
+{
+	const char *l = "{\"id\":7,\"text\":\"a,\\\"}b\",\"input_ids\":[1,2],"
+	                "\"embedding\":[0.5,-1e-3]}\n";
+	cr_assert_str_eq(sel("id,embedding", NULL, l),
+	                 "{\"id\":7,\"embedding\":[0.5,-1e-3]}\n");
+	/* order is the record's, not the list's */
+	cr_assert_str_eq(sel("embedding,id", NULL, l),
+	                 "{\"id\":7,\"embedding\":[0.5,-1e-3]}\n");
+	cr_assert_str_eq(sel("text", NULL, l), "{\"text\":\"a,\\\"}b\"}\n");
+	cr_assert_str_eq(sel("nothing", NULL, l), "{}\n");
+	cr_assert_str_eq(sel("id,text,input_ids,embedding", NULL, l), l);
+}
+
+Test(fields, drop)
+{
+	const char *l = "{\"id\":\"x\",\"meta\":{\"a\":[1,{\"b\":\"]\"}],\"c\":null},"
+	                "\"text\":\"t\",\"ok\":true}\n";
+	cr_assert_str_eq(sel(NULL, "text", l),
+	                 "{\"id\":\"x\",\"meta\":{\"a\":[1,{\"b\":\"]\"}],\"c\":null},\"ok\":true}\n");
+	cr_assert_str_eq(sel(NULL, "id,meta", l), "{\"text\":\"t\",\"ok\":true}\n");
+	cr_assert_str_eq(sel(NULL, "ok", l),
+	                 "{\"id\":\"x\",\"meta\":{\"a\":[1,{\"b\":\"]\"}],\"c\":null},\"text\":\"t\"}\n");
+	cr_assert_str_eq(sel("id,text", "text", l), "{\"id\":\"x\"}\n");
+	cr_assert_str_eq(sel(NULL, "absent", l), l);
+}
+
+Test(fields, b64_form_and_spacing)
+{
+	/* members copied from input keep their own spacing */
+	const char *l = "{\"id\": 1,\"src\": \"prose\",\"embedding_b64\":\"AAAA\"}\n";
+	cr_assert_str_eq(sel("id,embedding", NULL, l),
+	                 "{\"id\": 1,\"embedding_b64\":\"AAAA\"}\n");
+	cr_assert_str_eq(sel(NULL, "embedding", l),
+	                 "{\"id\": 1,\"src\": \"prose\"}\n");
+	cr_assert_str_eq(sel("embedding_b64", NULL, l),
+	                 "{\"embedding_b64\":\"AAAA\"}\n");
+	cr_assert_str_eq(sel("{}", NULL, "{}\n"), "{}\n");
+}
+
+Test(fields, escaped_keys)
+{
+	/* keys are compared unescaped */
+	cr_assert_str_eq(sel("id", NULL, "{\"\\u0069d\":1,\"x\":2}\n"),
+	                 "{\"\\u0069d\":1}\n");
+	cr_assert_str_eq(sel("caf\xc3\xa9", NULL, "{\"caf\\u00e9\":1,\"x\":2}\n"),
+	                 "{\"caf\\u00e9\":1}\n");
+	cr_assert_str_eq(sel("\xf0\x9f\x98\x80", NULL,
+	                     "{\"\\ud83d\\ude00\":1,\"a\\\"b\":2}\n"),
+	                 "{\"\\ud83d\\ude00\":1}\n");
+	cr_assert_str_eq(sel(NULL, "a\"b", "{\"\\ud83d\\ude00\":1,\"a\\\"b\":2}\n"),
+	                 "{\"\\ud83d\\ude00\":1}\n");
+}
+
+Test(fields, bad)
+{
+	emb_fields *f;
+	emb_err e;
+
+	cr_assert_eq(emb_fields_new(&f, "a,,b", NULL, &e), -1);
+	cr_assert(strstr(e.msg, "--fields: empty field name"), "%s", e.msg);
+	cr_assert_null(f);
+	cr_assert_eq(emb_fields_new(&f, NULL, "", &e), -1);
+	cr_assert(strstr(e.msg, "--drop"), "%s", e.msg);
+	cr_assert_eq(emb_fields_new(&f, "a,", NULL, &e), -1);
+	cr_assert_null(sel("a", NULL, "[1]\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\":1\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\" 1}\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\":\"x}\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\\q\":1}\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\":}\n"));
+	cr_assert_null(sel("a", NULL, "{\"a\":[1,2}\n"));
+}
