@@ -15,7 +15,7 @@
 #include "st/st.h"
 
 /* ------------------------------------------------------------------ */
-/* synthetic checkpoints (../shared/SYNTHETIC.md, format "emb-synth-1") */
+/* synthetic checkpoints (recipe.json, format "emb-synth-1"; test/data) */
 
 uint64_t emb_synth_fnv1a64(const char *s);
 /* element i of tensor NAME under SEED, before dtype rounding */

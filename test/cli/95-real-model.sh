@@ -36,7 +36,7 @@ ok=$(awk '{ for (j = 1; j <= NF; j++) m[NR, j] = $j; if (NF != 6) bad = 1 }
 t_eq "reference: symmetric with a unit diagonal" "$ok" yes
 
 if [ -z "${EMB_REAL_MINILM:-}" ]; then
-	echo "# SKIPPED: real-model check (set EMB_REAL_MINILM to a real all-MiniLM-L6-v2 directory to run it)"
+	t_skip "real-model check" "set EMB_REAL_MINILM to a real all-MiniLM-L6-v2 directory to run it"
 	return 0
 fi
 

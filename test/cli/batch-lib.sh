@@ -88,7 +88,7 @@ b_time() {
 b_port() { echo $(( 20000 + ($$ * 7 + $1) % 30000 )); }
 
 # b_skip DESC REASON: a check that could not run, said plainly
-b_skip() { echo "ok - $1 # skip $2"; }
+b_skip() { t_skip "$1" "$2"; }
 
 # b_work NAME: a fresh directory holding texts.jsonl, for one recipe run
 b_work() {
