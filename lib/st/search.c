@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "model-internal.h"
 #include "kernels.h"
@@ -25,7 +28,7 @@
 
 #define FORMAT "emb-search-1"
 #define FBLOCK 256              /* documents per float block (16 panels) */
-#define BBLOCK 4096             /* documents per binary block */
+#define BBLOCK 512              /* documents per binary block (L1) */
 #define QMAX 256                /* queries per pass */
 #define HEAP_BYTES ((size_t)64 << 20)   /* all threads' heaps at most */
 #define NORM_EPS 1e-12f
@@ -37,8 +40,8 @@ struct emb_index {
 	int dim;
 	unsigned precs;
 	const float *f32;       /* panels (ceil(n/16), dim, 16) */
-	const uint16_t *f16;    /* same */
-	const int8_t *i8;       /* same */
+	const uint16_t *f16;    /* (n, dim) row-major */
+	const int8_t *i8;       /* (n, dim) row-major */
 	const float *mins, *maxs;   /* int8 ranges (dim) */
 	const uint64_t *bin;    /* panels (ceil(n/8), words, 8) */
 	int words;              /* 64-bit words per binary vector */
@@ -183,8 +186,8 @@ static inline float doc_value(const emb_index *ix, unsigned p, size_t j, int kk)
 
 	switch (p) {
 	case EMB_IX_F32: return ix->f32[at];
-	case EMB_IX_F16: return f16_to_f32(ix->f16[at]);
-	default: return i8_value(ix, kk, ix->i8[at]);
+	case EMB_IX_F16: return f16_to_f32(ix->f16[j * ix->dim + kk]);
+	default: return i8_value(ix, kk, ix->i8[j * ix->dim + kk]);
 	}
 }
 
@@ -197,11 +200,6 @@ static void sign_bits(uint64_t *w, const float *v, int dim, int words)
 	for (int i = 0; i < dim; i++)
 		if (v[i] > 0)
 			b[i / 8] |= (unsigned char)(0x80 >> (i % 8));
-}
-
-static inline int popcount64(uint64_t x)
-{
-	return __builtin_popcountll(x);
 }
 
 /* ------------------------------------------------------------------ */
@@ -251,7 +249,7 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 				goto nomem;
 			for (size_t j = 0; j < n; j++)
 				for (int kk = 0; kk < dim; kk++)
-					m[pidx(dim, j, kk)] = f32_to_f16(v[j * dim + kk]);
+					m[j * dim + kk] = f32_to_f16(v[j * dim + kk]);
 			ix->f16 = m;
 		} else if (p == EMB_IX_INT8) {
 			int8_t *m = ix->own[slot++] = calloc(pn + 1, 1);
@@ -270,7 +268,7 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 			for (size_t j = 0; j < n; j++) {
 				emb_vq_quantize(q, EMB_VQ_INT8, v + j * dim, dim, r, r + dim);
 				for (int kk = 0; kk < dim; kk++)
-					m[pidx(dim, j, kk)] = (int8_t)q[kk];
+					m[j * dim + kk] = (int8_t)q[kk];
 			}
 			free(q);
 			ix->i8 = m;
@@ -480,11 +478,11 @@ int emb_index_write(const emb_index *ix, const char *path, emb_err *err)
 		                     (size_t)dim * 4 };
 	}
 	if (ix->f16)
-		t[nt++] = (wtensor){ "f16", "F16", 3, { (long long)np, dim, 16 },
-		                     ix->f16, pn * 2 };
+		t[nt++] = (wtensor){ "f16", "F16", 2, { (long long)n, dim },
+		                     ix->f16, n * (size_t)dim * 2 };
 	if (ix->i8)
-		t[nt++] = (wtensor){ "int8", "I8", 3, { (long long)np, dim, 16 },
-		                     ix->i8, pn };
+		t[nt++] = (wtensor){ "int8", "I8", 2, { (long long)n, dim },
+		                     ix->i8, n * (size_t)dim };
 	t[nt++] = (wtensor){ "ids", "U8", 1, { (long long)ix->idoff[n] },
 	                     ix->ids, (size_t)ix->idoff[n] };
 	for (int i = 0; i < nt; i++) {
@@ -616,8 +614,8 @@ static int open_file(emb_index *ix, emb_err *err)
 			return emb_err_set(err, "%s: tensor 'ids.offsets': id %lld is "
 			                   "empty or out of order", ix->path, i);
 	ix->f32 = want(ix, "f32", EMB_DT_F32, 3, (int64_t)np, dim, 16, &bad, err);
-	ix->f16 = want(ix, "f16", EMB_DT_F16, 3, (int64_t)np, dim, 16, &bad, err);
-	ix->i8 = want(ix, "int8", EMB_DT_I8, 3, (int64_t)np, dim, 16, &bad, err);
+	ix->f16 = want(ix, "f16", EMB_DT_F16, 2, n, dim, 0, &bad, err);
+	ix->i8 = want(ix, "int8", EMB_DT_I8, 2, n, dim, 0, &bad, err);
 	ix->bin = want(ix, "binary", EMB_DT_U8, 3, (int64_t)nb, ix->words, 64,
 	               &bad, err);
 	if (ix->i8) {
@@ -848,6 +846,9 @@ struct emb_search {
 	float *inv;             /* (n) 1 / max(norm, eps) of `first`, cosine */
 	float *invw;            /* same for `with` */
 	float *htab;            /* (dim + 1) binary score of each distance */
+	float *i8lo, *i8step;   /* (dim) int8 dequantization, as i8_value */
+	void (*bscan)(struct emb_search *s, int tid, size_t j0, size_t j1);
+	int fma;                /* the CPU has FMA: rescore_fma */
 	/* per thread */
 	float **sbuf;           /* (qmax, FBLOCK) scores */
 	float **dbuf;           /* (FBLOCK, dim) packed block, f16 / int8 */
@@ -859,6 +860,9 @@ struct emb_search {
 	int m;
 	emb_hit *merge;         /* (nth * kc) */
 };
+
+typedef void (*bin_scan_fn)(emb_search *s, int tid, size_t j0, size_t j1);
+static bin_scan_fn bin_scan_select(const emb_kernels *k);
 
 unsigned emb_search_first(const emb_search *s) { return s->first; }
 unsigned emb_search_with(const emb_search *s) { return s->with; }
@@ -888,6 +892,8 @@ void emb_search_free(emb_search *s)
 	free(s->inv);
 	free(s->invw);
 	free(s->htab);
+	free(s->i8lo);
+	free(s->i8step);
 	free(s->qn);
 	free(s->qb);
 	free(s->merge);
@@ -954,6 +960,11 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 	if (emb_kernels_select(&s->kern, err) < 0 ||
 	    emb_threads_new(&s->tp, s->nth, err) < 0)
 		goto fail;
+	s->bscan = bin_scan_select(s->kern);
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	s->fma = __builtin_cpu_supports("fma");
+#endif
 	s->nth = emb_threads_count(s->tp);
 	s->qmax = QMAX;
 	while (s->qmax > 1 &&
@@ -963,6 +974,15 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 		if (!(s->inv = inv_norms(ix, s->first)) ||
 		    (s->with && !(s->invw = inv_norms(ix, s->with))))
 			goto nomem;
+	}
+	if (ix->i8) {
+		if (!(s->i8lo = malloc((size_t)dim * sizeof(float))) ||
+		    !(s->i8step = malloc((size_t)dim * sizeof(float))))
+			goto nomem;
+		for (int kk = 0; kk < ix->dim; kk++) {
+			s->i8lo[kk] = ix->mins[kk];
+			s->i8step[kk] = (ix->maxs[kk] - ix->mins[kk]) / 255.0f;
+		}
 	}
 	if (!(s->htab = malloc(((size_t)dim + 1) * sizeof(float))))
 		goto nomem;
@@ -1005,21 +1025,58 @@ static const float *float_block(emb_search *s, int tid, size_t j0, int nb)
 
 	if (s->first == EMB_IX_F32)
 		return ix->f32 + at;
+	memset(d, 0, cnt * sizeof(float));
 	if (s->first == EMB_IX_F16) {
-		const uint16_t *h = ix->f16 + at;
-		for (size_t i = 0; i < cnt; i++)
-			d[i] = f16_to_f32(h[i]);
+		const uint16_t *h = ix->f16 + j0 * ix->dim;
+		for (int j = 0; j < nb; j++, h += ix->dim)
+			for (int kk = 0; kk < ix->dim; kk++)
+				d[pidx(ix->dim, (size_t)j, kk)] = f16_to_f32(h[kk]);
 	} else {
-		/* dimension of element i: (i / 16) % dim */
-		const int8_t *q = ix->i8 + at;
-		for (size_t i = 0; i < cnt; i += EMB_PANEL) {
-			int kk = (int)((i / EMB_PANEL) % (size_t)ix->dim);
-			float step = (ix->maxs[kk] - ix->mins[kk]) / 255.0f, lo = ix->mins[kk];
-			for (int c = 0; c < EMB_PANEL; c++)
-				d[i + c] = lo + ((float)(q[i + c] + 128) + 0.5f) * step;
-		}
+		const int8_t *q = ix->i8 + j0 * ix->dim;
+		for (int j = 0; j < nb; j++, q += ix->dim)
+			for (int kk = 0; kk < ix->dim; kk++)
+				d[pidx(ix->dim, (size_t)j, kk)] = s->i8lo[kk] +
+					((float)(q[kk] + 128) + 0.5f) * s->i8step[kk];
 	}
 	return d;
+}
+
+/* scores row (nb) of documents j0.. (times inv, when not NULL) into the
+ * heap h (*n of cap kept; entry bar thr while not full) */
+static void scan_row(const float *row, const float *inv, emb_hit *h, int *n,
+                     int cap, float thr, uint32_t j0, int nb)
+{
+	int j = 0;
+
+	/* filling: every score that clears the bar goes in */
+	for (; j < nb && *n < cap; j++) {
+		float v = inv ? row[j] * inv[j] : row[j];
+		if (v >= thr)
+			heap_push(h, n, cap, v, j0 + (uint32_t)j);
+	}
+	if (j >= nb)
+		return;
+#ifdef __SSE2__
+	/* full: 4 at a time, only a lane at or above the worst kept needs the
+	 * exact comparison (ties by index) */
+	for (; j + 4 <= nb; j += 4) {
+		__m128 v = _mm_loadu_ps(row + j);
+		if (inv)
+			v = _mm_mul_ps(v, _mm_loadu_ps(inv + j));
+		if (!_mm_movemask_ps(_mm_cmpge_ps(v, _mm_set1_ps(h[0].score))))
+			continue;
+		for (int l = j; l < j + 4; l++) {
+			float x = inv ? row[l] * inv[l] : row[l];
+			if (x > h[0].score || (x == h[0].score && j0 + l < h[0].doc))
+				heap_push(h, n, cap, x, j0 + (uint32_t)l);
+		}
+	}
+#endif
+	for (; j < nb; j++) {
+		float x = inv ? row[j] * inv[j] : row[j];
+		if (x > h[0].score || (x == h[0].score && j0 + j < h[0].doc))
+			heap_push(h, n, cap, x, j0 + (uint32_t)j);
+	}
 }
 
 static void float_task(void *ctx, size_t begin, size_t end, int tid)
@@ -1035,64 +1092,268 @@ static void float_task(void *ctx, size_t begin, size_t end, int tid)
 		const float *wp = float_block(s, tid, j0, nb);
 		// queries (m, dim) @ block (nb, dim)^T -> y (m, nb), stride FBLOCK
 		s->kern->gemm(y, FBLOCK, s->qn, ix->dim, wp, NULL, s->m, nb, ix->dim);
-		for (int q = 0; q < s->m; q++) {
-			const float *row = y + (size_t)q * FBLOCK;
-			emb_hit *h = s->heap[tid] + (size_t)q * kc;
-			int *n = &s->hn[tid][q];
-			const float *inv = s->inv ? s->inv + j0 : NULL;
-			for (int j = 0; j < nb; j++) {
-				float v = inv ? row[j] * inv[j] : row[j];
-				if (*n < kc ? v >= s->thr :
-				    (v > h[0].score || (v == h[0].score &&
-				                        j0 + j < h[0].doc)))
-					heap_push(h, n, kc, v, (uint32_t)(j0 + j));
-			}
-		}
+		for (int q = 0; q < s->m; q++)
+			scan_row(y + (size_t)q * FBLOCK, s->inv ? s->inv + j0 : NULL,
+			         s->heap[tid] + (size_t)q * kc, &s->hn[tid][q], kc,
+			         s->thr, (uint32_t)j0, nb);
 	}
+}
+
+/*
+ * Binary first stage.  Distances of one query's words qw (W) to the 8
+ * documents of a panel pw (W words x 8 documents): hamming8_*; the scan
+ * keeps -distance as the heap score (the real score, a function of the
+ * distance, is put in at the merge), so that the bar is an integer.
+ */
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE int hamming8_c(int *d, const uint64_t *pw, const uint64_t *qw, int W,
+                      int bar)
+{
+	int any = 0;
+
+	for (int c = 0; c < 8; c++)
+		d[c] = 0;
+	for (int w = 0; w < W; w++)
+		for (int c = 0; c < 8; c++)
+			d[c] += __builtin_popcountll(pw[w * 8 + c] ^ qw[w]);
+	for (int c = 0; c < 8; c++)
+		any |= d[c] <= bar;
+	return any;
+}
+
+/* the 8 distances of a panel into the heap of one query */
+INLINE void bin_take(emb_hit *h, int *n, int kc, const float *tab, float thr,
+                     const int *d, size_t doc0, size_t j1)
+{
+	int lim = j1 - doc0 < 8 ? (int)(j1 - doc0) : 8;
+
+	for (int c = 0; c < lim; c++) {
+		float v = -(float)d[c];
+		uint32_t doc = (uint32_t)(doc0 + c);
+		if (*n < kc ? tab[d[c]] >= thr :
+		    (v > h[0].score || (v == h[0].score && doc < h[0].doc)))
+			heap_push(h, n, kc, v, doc);
+	}
+}
+
+#define BIN_SCAN(HAM) \
+	for (int q = 0; q < s->m; q++) { \
+		const uint64_t *qw = s->qb + (size_t)q * W; \
+		emb_hit *h = s->heap[tid] + (size_t)q * kc; \
+		int *n = &s->hn[tid][q]; \
+		for (size_t p = j0 / 8; p * 8 < j1; p++) { \
+			int d[8]; \
+			/* bar: a distance above the worst kept cannot enter */ \
+			int bar = *n < kc ? INT32_MAX - 1 : (int)-h[0].score; \
+			if (HAM(d, ix->bin + p * (size_t)W * 8, qw, W, bar)) \
+				bin_take(h, n, kc, s->htab, s->thr, d, p * 8, j1); \
+		} \
+	}
+
+static void bin_scan_c(emb_search *s, int tid, size_t j0, size_t j1)
+{
+	const emb_index *ix = s->ix;
+	int kc = s->kc, W = ix->words;
+
+	BIN_SCAN(hamming8_c)
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("popcnt")))
+static void bin_scan_popcnt(emb_search *s, int tid, size_t j0, size_t j1)
+{
+	const emb_index *ix = s->ix;
+	int kc = s->kc, W = ix->words;
+
+	BIN_SCAN(hamming8_c)
+}
+
+/* AVX2: bytes counted by nibble lookups, summed per word by vpsadbw */
+__attribute__((target("avx2,popcnt")))
+static inline int hamming8_avx2(int *d, const uint64_t *pw,
+                                const uint64_t *qw, int W, int bar)
+{
+	const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+		2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low = _mm256_set1_epi8(0x0f);
+	__m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+
+	for (int w0 = 0; w0 < W; w0 += 31) {
+		/* byte counts reach at most 8 per word: 31 words fit a byte */
+		__m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+		int w1 = w0 + 31 < W ? w0 + 31 : W;
+		for (int w = w0; w < w1; w++) {
+			__m256i qv = _mm256_set1_epi64x((long long)qw[w]);
+			__m256i x0 = _mm256_xor_si256(_mm256_loadu_si256(
+				(const __m256i *)(pw + w * 8)), qv);
+			__m256i x1 = _mm256_xor_si256(_mm256_loadu_si256(
+				(const __m256i *)(pw + w * 8 + 4)), qv);
+			a0 = _mm256_add_epi8(a0, _mm256_add_epi8(
+				_mm256_shuffle_epi8(lut, _mm256_and_si256(x0, low)),
+				_mm256_shuffle_epi8(lut, _mm256_and_si256(
+					_mm256_srli_epi16(x0, 4), low))));
+			a1 = _mm256_add_epi8(a1, _mm256_add_epi8(
+				_mm256_shuffle_epi8(lut, _mm256_and_si256(x1, low)),
+				_mm256_shuffle_epi8(lut, _mm256_and_si256(
+					_mm256_srli_epi16(x1, 4), low))));
+		}
+		s0 = _mm256_add_epi64(s0, _mm256_sad_epu8(a0, _mm256_setzero_si256()));
+		s1 = _mm256_add_epi64(s1, _mm256_sad_epu8(a1, _mm256_setzero_si256()));
+	}
+	{
+		__m256i b = _mm256_set1_epi64x((long long)bar + 1);
+		long long t[8];
+		if (!_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi64(b, s0),
+		                                          _mm256_cmpgt_epi64(b, s1))))
+			return 0;
+		_mm256_storeu_si256((__m256i *)t, s0);
+		_mm256_storeu_si256((__m256i *)(t + 4), s1);
+		for (int c = 0; c < 8; c++)
+			d[c] = (int)t[c];
+	}
+	return 1;
+}
+
+__attribute__((target("avx2,popcnt")))
+static void bin_scan_avx2(emb_search *s, int tid, size_t j0, size_t j1)
+{
+	const emb_index *ix = s->ix;
+	int kc = s->kc, W = ix->words;
+
+	BIN_SCAN(hamming8_avx2)
+}
+
+#ifdef EMB_HAVE_AVX512
+/* AVX-512 VPOPCNTDQ: one vector is one word of the 8 documents */
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
+static inline int hamming8_vpop(int *d, const uint64_t *pw,
+                                const uint64_t *qw, int W, int bar)
+{
+	__m512i acc = _mm512_setzero_si512();
+
+	for (int w = 0; w < W; w++)
+		acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(
+			_mm512_loadu_si512((const void *)(pw + w * 8)),
+			_mm512_set1_epi64((long long)qw[w]))));
+	if (!_mm512_cmple_epi64_mask(acc, _mm512_set1_epi64(bar)))
+		return 0;
+	_mm256_storeu_si256((__m256i *)d, _mm512_cvtepi64_epi32(acc));
+	return 1;
+}
+
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
+static void bin_scan_vpop(emb_search *s, int tid, size_t j0, size_t j1)
+{
+	const emb_index *ix = s->ix;
+	int kc = s->kc, W = ix->words;
+
+	BIN_SCAN(hamming8_vpop)
+}
+#endif
+#endif
+
+/* the fastest this CPU runs; $EMB_ISA=scalar: the portable C one */
+static bin_scan_fn bin_scan_select(const emb_kernels *k)
+{
+	if (!strcmp(k->name, "scalar"))
+		return bin_scan_c;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+#ifdef EMB_HAVE_AVX512
+	if (!strcmp(k->name, "avx512") &&
+	    __builtin_cpu_supports("avx512vpopcntdq"))
+		return bin_scan_vpop;
+#endif
+	if (strcmp(k->name, "scalar") && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("popcnt"))
+		return bin_scan_avx2;
+	if (__builtin_cpu_supports("popcnt"))
+		return bin_scan_popcnt;
+#endif
+	return bin_scan_c;
 }
 
 static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	emb_search *s = ctx;
-	const emb_index *ix = s->ix;
-	int kc = s->kc, W = ix->words;
-	const float *tab = s->htab;
+	size_t n = s->ix->n;
 
 	for (size_t b = begin; b < end; b++) {
-		size_t j0 = b * BBLOCK;
-		size_t j1 = ix->n - j0 < BBLOCK ? ix->n : j0 + BBLOCK;
-		for (int q = 0; q < s->m; q++) {
-			const uint64_t *qw = s->qb + (size_t)q * W;
-			emb_hit *h = s->heap[tid] + (size_t)q * kc;
-			int *n = &s->hn[tid][q];
-			for (size_t p = j0 / 8; p * 8 < j1; p++) {
-				const uint64_t *pw = ix->bin + p * (size_t)W * 8;
-				int d[8] = { 0 };
-				for (int w = 0; w < W; w++)
-					for (int c = 0; c < 8; c++)
-						d[c] += popcount64(pw[w * 8 + c] ^ qw[w]);
-				for (int c = 0; c < 8 && p * 8 + c < j1; c++) {
-					float v = tab[d[c]];
-					uint32_t doc = (uint32_t)(p * 8 + c);
-					if (*n < kc ? v >= s->thr :
-					    (v > h[0].score || (v == h[0].score && doc < h[0].doc)))
-						heap_push(h, n, kc, v, doc);
-				}
-			}
-		}
+		size_t j0 = b * BBLOCK, j1 = n - j0 < BBLOCK ? n : j0 + BBLOCK;
+		s->bscan(s, tid, j0, j1);
 	}
 }
 
-/* query q (normalized for cosine) against document j in precision p */
-static float rescore_one(const emb_search *s, unsigned p, const float *q,
-                         uint32_t j)
-{
-	const emb_index *ix = s->ix;
-	float acc = 0;
+/* query q (normalized for cosine) against the documents h[0..n) in
+ * precision p, four at a time (independent chains): per document one fused
+ * multiply-add per element in order, as the GEMM kernels compute an
+ * element, so that an f32 rescore gives the exact search's score */
+#define RESCORE_BODY \
+	const emb_index *ix = s->ix; \
+	int dim = ix->dim; \
+	for (int c0 = 0; c0 < n; c0 += 4) { \
+		int g = n - c0 < 4 ? n - c0 : 4; \
+		float acc[4] = { 0, 0, 0, 0 }; \
+		size_t j[4]; \
+		for (int c = 0; c < 4; c++) \
+			j[c] = h[c0 + (c < g ? c : 0)].doc; \
+		if (p == EMB_IX_F32) { \
+			const float *d[4]; \
+			for (int c = 0; c < 4; c++) \
+				d[c] = ix->f32 + pidx(dim, j[c], 0); \
+			for (int kk = 0; kk < dim; kk++) \
+				for (int c = 0; c < 4; c++) \
+					acc[c] = fmaf(q[kk], d[c][(size_t)kk * EMB_PANEL], acc[c]); \
+		} else if (p == EMB_IX_F16) { \
+			const uint16_t *d[4]; \
+			for (int c = 0; c < 4; c++) \
+				d[c] = ix->f16 + j[c] * dim; \
+			for (int kk = 0; kk < dim; kk++) \
+				for (int c = 0; c < 4; c++) \
+					acc[c] = fmaf(q[kk], f16_to_f32(d[c][kk]), acc[c]); \
+		} else { \
+			const int8_t *d[4]; \
+			for (int c = 0; c < 4; c++) \
+				d[c] = ix->i8 + j[c] * dim; \
+			for (int kk = 0; kk < dim; kk++) { \
+				float lo = s->i8lo[kk], st = s->i8step[kk]; \
+				for (int c = 0; c < 4; c++) \
+					acc[c] = fmaf(q[kk], lo + ((float)(d[c][kk] + 128) + \
+					              0.5f) * st, acc[c]); \
+			} \
+		} \
+		for (int c = 0; c < g; c++) \
+			h[c0 + c].score = s->invw ? acc[c] * s->invw[j[c]] : acc[c]; \
+	}
 
-	for (int kk = 0; kk < ix->dim; kk++)
-		acc = fmaf(q[kk], doc_value(ix, p, j, kk), acc);
-	return s->invw ? acc * s->invw[j] : acc;
+static void rescore_c(const emb_search *s, unsigned p, const float *q,
+                      emb_hit *h, int n)
+{
+	RESCORE_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma")))
+static void rescore_fma(const emb_search *s, unsigned p, const float *q,
+                        emb_hit *h, int n)
+{
+	RESCORE_BODY
+}
+#endif
+
+static void rescore(const emb_search *s, unsigned p, const float *q,
+                    emb_hit *h, int n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (s->fma) {
+		rescore_fma(s, p, q, h, n);
+		return;
+	}
+#endif
+	rescore_c(s, p, q, h, n);
 }
 
 void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
@@ -1137,15 +1398,16 @@ void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
 			qsort(s->merge, (size_t)nm, sizeof(emb_hit), hit_cmp);
 			if (nm > s->kc)
 				nm = s->kc;
+			if (s->first == EMB_IX_BINARY)
+				for (int c = 0; c < nm; c++)
+					s->merge[c].score = s->htab[(int)-s->merge[c].score];
 			if (s->with) {
 				const float *qv = q + (size_t)(q0 + i) * dim;
 				float *qn = s->qn;   /* row 0 is free again: reuse */
 				memcpy(qn, qv, (size_t)dim * sizeof(float));
 				if (s->score == EMB_SCORE_COSINE)
 					emb_normalize(qn, dim);
-				for (int c = 0; c < nm; c++)
-					s->merge[c].score = rescore_one(s, s->with, qn,
-					                                s->merge[c].doc);
+				rescore(s, s->with, qn, s->merge, nm);
 				qsort(s->merge, (size_t)nm, sizeof(emb_hit), hit_cmp);
 			}
 			keep = 0;
