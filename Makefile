@@ -25,7 +25,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o
 # int8 (issue 5): the int8 kernels' unit tests (test/unit/test_i8.c)
 UNIT_OBJ += test/unit/test_i8.o
-#UNIT_OBJ += test/unit/test_search.o
+UNIT_OBJ += test/unit/test_search.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
