@@ -143,7 +143,7 @@ Test(search, exact_against_reference)
 		for (size_t b = 0; b < sizeof(ns) / sizeof(ns[0]); b++) {
 			int dim = dims[a], n = ns[b], m = b == 3 ? 300 : 9;
 			float *v = vectors(n, dim), *q = vectors(m, dim);
-			char *path = write_jsonl(dir, "docs.jsonl", v, n, dim);
+			char *path = write_jsonl(dir, "exact.jsonl", v, n, dim);
 			emb_index *ix;
 			emb_err err = { "" };
 			/* queries: some documents themselves (ties at the top) */
@@ -206,7 +206,7 @@ Test(search, file_round_trip_and_rescore)
 	emb_err err = { "" };
 	emb_search_opts o = { 0 };
 
-	path = write_jsonl(dir, "docs.jsonl", v, n, dim);
+	path = write_jsonl(dir, "rt.jsonl", v, n, dim);
 	cr_assert_eq(emb_index_from_jsonl(&a, path, EMB_IX_ALL, 0, &err), 0,
 	             "%s", err.msg);
 	cr_assert_eq(emb_index_write(a, file, &err), 0, "%s", err.msg);
@@ -312,7 +312,7 @@ Test(search, tampered_file)
 	char *p;
 	FILE *f;
 
-	path = write_jsonl(dir, "docs.jsonl", v, 20, 8);
+	path = write_jsonl(dir, "t.jsonl", v, 20, 8);
 	cr_assert_eq(emb_index_from_jsonl(&ix, path, EMB_IX_F32, 0, &err), 0);
 	cr_assert_eq(emb_index_write(ix, file, &err), 0, "%s", err.msg);
 	emb_index_free(ix);
