@@ -963,7 +963,8 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 	s->bscan = bin_scan_select(s->kern);
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
-	s->fma = __builtin_cpu_supports("fma");
+	/* the SIMD GEMM kernels fuse; the scalar one does not */
+	s->fma = strcmp(s->kern->name, "scalar") && __builtin_cpu_supports("fma");
 #endif
 	s->nth = emb_threads_count(s->tp);
 	s->qmax = QMAX;
@@ -1288,9 +1289,10 @@ static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 }
 
 /* query q (normalized for cosine) against the documents h[0..n) in
- * precision p, four at a time (independent chains): per document one fused
- * multiply-add per element in order, as the GEMM kernels compute an
- * element, so that an f32 rescore gives the exact search's score */
+ * precision p, four at a time (independent chains): per document one
+ * multiply-add per element in order (fused with the SIMD kernels, not
+ * with the scalar one) as the GEMM kernel in use computes an element, so
+ * that an f32 rescore gives the exact search's score bit for bit */
 #define RESCORE_BODY \
 	const emb_index *ix = s->ix; \
 	int dim = ix->dim; \
@@ -1306,14 +1308,14 @@ static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 				d[c] = ix->f32 + pidx(dim, j[c], 0); \
 			for (int kk = 0; kk < dim; kk++) \
 				for (int c = 0; c < 4; c++) \
-					acc[c] = fmaf(q[kk], d[c][(size_t)kk * EMB_PANEL], acc[c]); \
+					acc[c] = MADD(q[kk], d[c][(size_t)kk * EMB_PANEL], acc[c]); \
 		} else if (p == EMB_IX_F16) { \
 			const uint16_t *d[4]; \
 			for (int c = 0; c < 4; c++) \
 				d[c] = ix->f16 + j[c] * dim; \
 			for (int kk = 0; kk < dim; kk++) \
 				for (int c = 0; c < 4; c++) \
-					acc[c] = fmaf(q[kk], f16_to_f32(d[c][kk]), acc[c]); \
+					acc[c] = MADD(q[kk], f16_to_f32(d[c][kk]), acc[c]); \
 		} else { \
 			const int8_t *d[4]; \
 			for (int c = 0; c < 4; c++) \
@@ -1321,7 +1323,7 @@ static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 			for (int kk = 0; kk < dim; kk++) { \
 				float lo = s->i8lo[kk], st = s->i8step[kk]; \
 				for (int c = 0; c < 4; c++) \
-					acc[c] = fmaf(q[kk], lo + ((float)(d[c][kk] + 128) + \
+					acc[c] = MADD(q[kk], lo + ((float)(d[c][kk] + 128) + \
 					              0.5f) * st, acc[c]); \
 			} \
 		} \
@@ -1329,11 +1331,15 @@ static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 			h[c0 + c].score = s->invw ? acc[c] * s->invw[j[c]] : acc[c]; \
 	}
 
+/* as the scalar GEMM kernel: multiply, then add (nothing contracted) */
+#define MADD(a, b, c) ((c) + (a) * (b))
 static void rescore_c(const emb_search *s, unsigned p, const float *q,
                       emb_hit *h, int n)
 {
 	RESCORE_BODY
 }
+#undef MADD
+#define MADD(a, b, c) fmaf(a, b, c)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("fma")))
