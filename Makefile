@@ -126,6 +126,7 @@ bench: all
 		--no-save --no-audit --no-fund tokenizers@0.23.2
 	sh scripts/bench-tokenize
 	sh scripts/bench-families
+	sh scripts/bench-search
 
 .PHONY: bench
 
