@@ -845,7 +845,8 @@ struct emb_search {
 	int qmax;               /* queries per pass */
 	float *inv;             /* (n) 1 / max(norm, eps) of `first`, cosine */
 	float *invw;            /* same for `with` */
-	float *htab;            /* (dim + 1) binary score of each distance */
+	float *htab;            /* (64 words + 1) binary score of each distance
+	                           (an index file may set its padding bits) */
 	float *i8lo, *i8step;   /* (dim) int8 dequantization, as i8_value */
 	void (*bscan)(struct emb_search *s, int tid, size_t j0, size_t j1);
 	int fma;                /* the CPU has FMA: rescore_fma */
@@ -985,9 +986,9 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 			s->i8step[kk] = (ix->maxs[kk] - ix->mins[kk]) / 255.0f;
 		}
 	}
-	if (!(s->htab = malloc(((size_t)dim + 1) * sizeof(float))))
+	if (!(s->htab = malloc(((size_t)words * 64 + 1) * sizeof(float))))
 		goto nomem;
-	for (int h = 0; h <= dim; h++)
+	for (int h = 0; h <= words * 64; h++)
 		s->htab[h] = s->score == EMB_SCORE_COSINE ?
 		             (float)(dim - 2 * h) / (float)dim : (float)(dim - 2 * h);
 	if (!(s->sbuf = calloc((size_t)s->nth, sizeof(*s->sbuf))) ||
