@@ -221,13 +221,10 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 {
 	size_t n = ix->n, np = panels(n), pn = np * EMB_PANEL * (size_t)ix->dim;
 	int dim = ix->dim, slot = 2;
-	float *row = NULL;
 
 	ix->precs = precs;
 	if (dim == 0)
 		pn = 0;
-	if (!(row = malloc(((size_t)dim + 1) * sizeof(float))))
-		return oom(err, ix->path);
 	for (int b = 0; b < 4; b++) {
 		unsigned p = 1u << b;
 		float *norm;
@@ -305,10 +302,8 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 			norm[j] = (float)sqrt(s);
 		}
 	}
-	free(row);
 	return 0;
 nomem:
-	free(row);
 	return oom(err, ix->path);
 }
 
@@ -1027,7 +1022,9 @@ static const float *float_block(emb_search *s, int tid, size_t j0, int nb)
 
 	if (s->first == EMB_IX_F32)
 		return ix->f32 + at;
-	memset(d, 0, cnt * sizeof(float));
+	if (nb % EMB_PANEL)     /* the lanes past the last document */
+		memset(d + cnt - (size_t)EMB_PANEL * ix->dim, 0,
+		       (size_t)EMB_PANEL * ix->dim * sizeof(float));
 	if (s->first == EMB_IX_F16) {
 		const uint16_t *h = ix->f16 + j0 * ix->dim;
 		for (int j = 0; j < nb; j++, h += ix->dim)
