@@ -178,7 +178,7 @@ clean-sanitize:
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
 FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
-	tokenize_bpe tokenize_unigram jsonl manifest
+	tokenize_bpe tokenize_unigram jsonl manifest index
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
@@ -187,7 +187,7 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/replay-safetensors.o \
 	test/fuzz/replay-config.o test/fuzz/replay-tokenizer_json.o \
 	test/fuzz/replay-tokenize_wordpiece.o test/fuzz/replay-tokenize_bpe.o \
 	test/fuzz/replay-tokenize_unigram.o test/fuzz/replay-jsonl.o \
-	test/fuzz/replay-manifest.o
+	test/fuzz/replay-manifest.o test/fuzz/replay-index.o
 
 check: test/fuzz/replay
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
@@ -219,6 +219,10 @@ test/fuzz/replay-jsonl.o: test/fuzz/fuzz_jsonl.c
 test/fuzz/replay-manifest.o: test/fuzz/fuzz_manifest.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_manifest_one \
 		-c -o $@ test/fuzz/fuzz_manifest.c
+
+test/fuzz/replay-index.o: test/fuzz/fuzz_index.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -DLLVMFuzzerTestOneInput=fuzz_index_one \
+		-c -o $@ test/fuzz/fuzz_index.c
 
 fuzz:
 	FUZZ_CC='$(FUZZ_CC)' FUZZ_TIME='$(FUZZ_TIME)' FUZZ_JOBS='$(FUZZ_JOBS)' \
