@@ -540,6 +540,8 @@ out:
 
 /* tensor NAME of dtype DT and shape (a, b, c) (ndim of them), or NULL
  * when absent; -1 in *bad when present but wrong */
+static const uint64_t empty_data[1];
+
 static const void *want(const emb_index *ix, const char *name, emb_dtype dt,
                         int ndim, int64_t a, int64_t b, int64_t c, int *bad,
                         emb_err *err)
@@ -554,7 +556,18 @@ static const void *want(const emb_index *ix, const char *name, emb_dtype dt,
 	for (int d = 0; d < ndim; d++)
 		if (t->shape[d] != sh[d])
 			goto wrong;
-	return t->data ? t->data : (const void *)"";
+	if (!t->data || !t->nbytes)
+		return empty_data;
+	/* read in place: the values must be aligned (the binary matrix is
+	 * read as 64-bit words) */
+	if ((uintptr_t)t->data % (dt == EMB_DT_U8 ? 8 : emb_dtype_size(dt))) {
+		*bad = 1;
+		emb_err_set(err, "%s: tensor '%s' is not aligned to its values in "
+		            "the file (emb-search --build writes aligned tensors)",
+		            ix->path, name);
+		return NULL;
+	}
+	return t->data;
 wrong:
 	*bad = 1;
 	emb_err_set(err, "%s: tensor '%s' is not %s with the shape the index "
@@ -599,6 +612,9 @@ static int open_file(emb_index *ix, emb_err *err)
 	    off->shape[0] != n + 1 || ids->dtype != EMB_DT_U8 || ids->ndim != 1)
 		return emb_err_set(err, "%s: tensors 'ids' (U8) and 'ids.offsets' "
 		                   "(I64, count + 1) are missing or bad", ix->path);
+	if ((uintptr_t)off->data % 8)
+		return emb_err_set(err, "%s: tensor 'ids.offsets' is not aligned to "
+		                   "its values in the file", ix->path);
 	ix->idoff = off->data;
 	ix->ids = ids->numel ? ids->data : "";
 	if (ix->idoff[0] != 0 || ix->idoff[n] != ids->numel)
