@@ -17,21 +17,22 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/decoder.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/search.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/rerank.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
-	cmd/emb-rerank cmd/emb-quantize
+	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
 TEST_TOOLS = test/emb-synth
 UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_stconfig.o test/unit/test_hub.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
-	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o
+	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
+	test/unit/test_search.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -45,9 +46,11 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
-	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h
+	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
+	lib/st/search.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
-	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
+	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
+	test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
 
 .c.o:
@@ -70,6 +73,7 @@ cmd/emb-pool: cmd/emb-pool.o
 cmd/emb-validate: cmd/emb-validate.o
 cmd/emb-rerank: cmd/emb-rerank.o
 cmd/emb-quantize: cmd/emb-quantize.o
+cmd/emb-search: cmd/emb-search.o
 test/emb-synth: test/emb-synth.o
 $(BINS) $(TEST_TOOLS): lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $@.o lib/libemb.a $(LDLIBS)
@@ -90,7 +94,7 @@ distclean: clean
 # install, uninstall, demo (docs).  PREFIX, BINDIR and MANDIR come from
 # config.mk; `make install PREFIX=/opt/emb DESTDIR=/tmp/stage` overrides.
 MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
-	man/emb-rerank.1 man/emb-quantize.1
+	man/emb-rerank.1 man/emb-quantize.1 man/emb-search.1
 MAN7 = man/emb.7
 # batch jobs (emb(7) BATCH JOBS): sh scripts installed beside the filters
 SCRIPTS = scripts/emb-shard scripts/emb-merge
@@ -133,6 +137,7 @@ bench: all
 		--no-save --no-audit --no-fund tokenizers@0.23.2
 	sh scripts/bench-tokenize
 	sh scripts/bench-families
+	sh scripts/bench-search
 
 .PHONY: bench
 
@@ -184,7 +189,7 @@ clean-sanitize:
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
 FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
-	tokenize_bpe tokenize_unigram jsonl manifest
+	tokenize_bpe tokenize_unigram jsonl manifest index
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
@@ -193,7 +198,7 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
-	test/fuzz/fuzz_manifest.o
+	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o
 
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)

@@ -5,7 +5,8 @@
 #    program): its "ok -"/"not ok -" lines count as checks here.
 # 2. emb-encode on a fixture of every architecture (BERT fp32, W8, W8A8,
 #    SPLADE head; RoBERTa, DistilBERT, MPNet, NomicBERT, ModernBERT,
-#    Qwen3, Gemma3) and emb-rerank at -j 2 and -j 4 (4 threads on 2 cores
+#    Qwen3, Gemma3), emb-search (each precision, rescoring) and emb-rerank
+#    at -j 2 and -j 4 (4 threads on 2 cores
 #    is oversubscription: more interleavings, same answer) must exit 0
 #    with nothing on stderr and write the same bytes as -j 1.
 # Any TSan report fails the check (run-checks scans the reports after
@@ -52,6 +53,12 @@ for f in roberta-tiny distilbert-tiny mpnet-tiny coderank-tiny modernbert-tiny \
 	qwen3-tiny gemma-embed-tiny; do
 	tsan_same "encode-$f" emb-encode -m "$(t_fixture $f)" --pool "$T/in6.jsonl"
 done
+emb-encode -m "$F" --pool "$T/in.jsonl" > "$T/emb.jsonl"
+emb-search --build "$T/s.idx" --precision f32,f16,int8,binary < "$T/emb.jsonl"
+for a in f32 f16 int8 binary; do
+	tsan_same "search-$a" emb-search --index "$T/s.idx" --search $a -k 5 "$T/emb.jsonl"
+done
+tsan_same search-rescore emb-search --index "$T/s.idx" --search binary --rescore 3 -k 4 "$T/emb.jsonl"
 head -12 "$G" > "$T/pairs.jsonl"
 tsan_same rerank emb-rerank -m "$CE" --logits "$T/pairs.jsonl"
 # a pipeline: three threaded processes at once
