@@ -273,6 +273,8 @@ typedef struct tk_vocab {
 	size_t mask;
 	const char **by_id;     /* id -> string (borrowed from arena) */
 	size_t n_ids;           /* highest id + 1 */
+	uint64_t *hash;         /* per entry: its full hash (compared first) */
+	size_t maxlen;          /* the longest entry, in bytes */
 } tk_vocab;
 
 void tk_vocab_release(tk_vocab *v);
@@ -289,6 +291,13 @@ static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
 	return tk_vocab_get_prefixed(v, "", 0, s, len);
 }
 const char *tk_vocab_str(const tk_vocab *v, int32_t id);
+/* the longest of PREFIX + S[FROM, ends[k]) in the vocabulary, for the
+ * NENDS increasing byte offsets ENDS (borrowed): its id, *K = k; -1 if
+ * none.  One pass over S: time linear in min(ends[nends-1] - FROM, the
+ * longest entry), whatever NENDS is. */
+int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
+                         const char *s, size_t from, const size_t *ends,
+                         size_t nends, size_t *k);
 
 /* ------------------------------------------------------------------ */
 /* models                                                              */
@@ -426,6 +435,7 @@ typedef struct tk_added {
 typedef struct tk_addset {
 	size_t *ix;
 	size_t n;
+	struct tk_acm *acm;     /* matches the set's tokens (acmatch.h) */
 } tk_addset;
 
 /* ------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 #include "tok/tok-internal.h"
+#include "tok/acmatch.h"
 
 /* ------------------------------------------------------------------ */
 /* pre-tokenizers: a Sequence of them, and the choice by type (one at
@@ -201,6 +202,7 @@ typedef struct tk_work {
 	tk_str orig, seg, tmp, piece;
 	tk_spans in, out, sptmp;
 	tk_segs raw, norm;
+	tk_acm_hits hits;
 	tk_model_work mw;
 	tk_toks seq[2];
 	size_t cap_at;          /* see truncate_pair */
@@ -218,6 +220,7 @@ static void work_release(tk_work *w)
 	tk_spans_release(&w->sptmp);
 	free(w->raw.v);
 	free(w->norm.v);
+	tk_acm_hits_release(&w->hits);
 	tk_model_work_release(&w->mw);
 	tk_toks_release(&w->seq[0]);
 	tk_toks_release(&w->seq[1]);
@@ -247,47 +250,29 @@ static int segs_push(tk_segs *s, size_t a, size_t b, long tok)
 /* regex \w (see tk_is_word) */
 #define is_word_char tk_is_word
 
-/* longest added token of SET matching s at i, or -1 */
-static long match_at(const emb_tokenizer *t, const tk_addset *set,
-                     const uint32_t *s, size_t n, size_t i)
-{
-	size_t lo = 0, hi = set->n, k;
-	uint32_t c = s[i];
-
-	while (lo < hi) {  /* first entry with first code point >= c */
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->added[set->ix[mid]].c[0] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (k = lo; k < set->n; k++) {
-		const tk_added *a = &t->added[set->ix[k]];
-		if (a->c[0] != c)
-			break;
-		if (a->n <= n - i &&
-		    !memcmp(a->c, s + i, a->n * sizeof(*a->c)))
-			return (long)set->ix[k];  /* sorted longest first */
-	}
-	return -1;
-}
-
+/* the longest added token starting at each position comes from one
+ * scan (acmatch.c: linear in the text, whatever the tokens share); the
+ * leftmost of those after the last match is the next match */
 static int find_matches(const emb_tokenizer *t, const tk_addset *set,
-                        const uint32_t *s, size_t n, tk_segs *out)
+                        const uint32_t *s, size_t n, tk_segs *out,
+                        tk_acm_hits *hits)
 {
-	size_t pos = 0, start_off = 0, i;
+	size_t pos = 0, start_off = 0, i, h;
 
 	out->n = 0;
-	while (set->n && pos < n) {
-		long m = -1;
+	if (tk_acm_scan(set->acm, s, n, hits) < 0)
+		return -1;
+	h = hits->n;    /* positions decreasing: walk from the end */
+	while (h > 0 && pos < n) {
+		long m;
 		size_t start, stop;
 		const tk_added *a;
 
-		for (i = pos; i < n; i++)
-			if ((m = match_at(t, set, s, n, i)) >= 0)
-				break;
-		if (m < 0)
-			break;
+		i = hits->v[2 * (h - 1)];
+		m = (long)set->ix[hits->v[2 * (h - 1) + 1]];
+		h--;
+		if (i < pos)
+			continue;
 		a = &t->added[m];
 		start = i;
 		stop = i + a->n;
@@ -359,7 +344,7 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	if (t->has_norm && tk_normalize(&t->norm, s, &w->tmp) < 0)
 		return emb_err_set(err, "normalizer failed: out of memory, or a "
 		                   "regex exceeded its match limit");
-	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm) < 0)
+	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm, &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->norm.n; k++) {
 		const tk_seg *g = &w->norm.v[k];
@@ -413,7 +398,8 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	w->capped = 0;
 	if (tk_utf8_decode(&w->orig, text, len, err) < 0)
 		return -1;
-	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw) < 0)
+	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
+	                 &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->raw.n; k++) {
 		const tk_seg *g = &w->raw.v[k];
@@ -738,6 +724,8 @@ void emb_tokenizer_free(emb_tokenizer *tok)
 	free(tok->added);
 	free(tok->raw_set.ix);
 	free(tok->norm_set.ix);
+	tk_acm_free(tok->raw_set.acm);
+	tk_acm_free(tok->norm_set.acm);
 	tk_vocab_release(&tok->added_vocab);
 	free(tok->file);
 	free(tok);
@@ -1007,6 +995,26 @@ static int cmp_added(const void *x, const void *y, void *ctx)
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* the automaton of SET, its patterns in SET's order (the first of equal
+ * tokens is the one added first, as cmp_added sorts them) */
+static int addset_build(const emb_tokenizer *t, tk_addset *set)
+{
+	const uint32_t **pat = malloc((set->n + 1) * sizeof(*pat));
+	size_t *len = malloc((set->n + 1) * sizeof(*len));
+	int rc = -1;
+
+	if (pat && len) {
+		for (size_t k = 0; k < set->n; k++) {
+			pat[k] = t->added[set->ix[k]].c;
+			len[k] = t->added[set->ix[k]].n;
+		}
+		rc = set->n ? tk_acm_build(&set->acm, pat, len, set->n) : 0;
+	}
+	free(pat);
+	free(len);
+	return rc;
+}
+
 /* after all added tokens and the normalizer are known: the code points
  * to match, the two matching sets, the id maps */
 static int added_finish(emb_tokenizer *t, emb_err *err)
@@ -1046,6 +1054,8 @@ static int added_finish(emb_tokenizer *t, emb_err *err)
 	}
 	qsort_r(t->raw_set.ix, t->raw_set.n, sizeof(size_t), cmp_added, t);
 	qsort_r(t->norm_set.ix, t->norm_set.n, sizeof(size_t), cmp_added, t);
+	if (addset_build(t, &t->raw_set) < 0 || addset_build(t, &t->norm_set) < 0)
+		goto oom;
 	if (tk_vocab_build(&t->added_vocab) < 0)
 		goto oom;
 	t->n_ids = mv ? mv->n_ids : 0;
