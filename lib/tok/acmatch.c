@@ -44,15 +44,43 @@ static int32_t child(const tk_acm *a, int32_t node, uint32_t c)
 	}
 }
 
-static void set_child(tk_acm *a, int32_t node, uint32_t c, int32_t to)
+static void put_key(tk_acm *a, uint64_t key, int32_t to)
 {
-	uint64_t key = ((uint64_t)node << 21 | c) + 1;
 	size_t i = slot_of(a, key);
 
 	while (a->keys[i])
 		i = (i + 1) & a->mask;
 	a->keys[i] = key;
 	a->vals[i] = to;
+}
+
+/* the edge hash holds one edge per node but the root: kept at most half
+ * full, doubled as nodes come (patterns that share prefixes make few) */
+static int set_child(tk_acm *a, size_t edges, int32_t node, uint32_t c,
+                     int32_t to)
+{
+	if (2 * (edges + 1) > a->mask + 1) {
+		size_t size = 2 * (a->mask + 1), old = a->mask + 1;
+		uint64_t *keys = a->keys;
+		int32_t *vals = a->vals;
+		a->keys = calloc(size, sizeof(*a->keys));
+		a->vals = malloc(size * sizeof(*a->vals));
+		if (!a->keys || !a->vals) {
+			free(a->keys);
+			free(a->vals);
+			a->keys = keys;
+			a->vals = vals;
+			return -1;
+		}
+		a->mask = size - 1;
+		for (size_t i = 0; i < old; i++)
+			if (keys[i])
+				put_key(a, keys[i], vals[i]);
+		free(keys);
+		free(vals);
+	}
+	put_key(a, ((uint64_t)node << 21 | c) + 1, to);
+	return 0;
 }
 
 void tk_acm_free(tk_acm *a)
@@ -71,6 +99,7 @@ int tk_acm_build(tk_acm **out, const uint32_t *const *pat, const size_t *len,
 {
 	tk_acm *a;
 	size_t total = 1, size = 16, k, nn = 1, qh = 0, qt = 0;
+	/* per node arrays: sized for the total length (the most nodes) */
 	int32_t *first = NULL, *next = NULL, *queue = NULL;
 	uint32_t *ch = NULL;
 	int rc = -1;
@@ -85,8 +114,6 @@ int tk_acm_build(tk_acm **out, const uint32_t *const *pat, const size_t *len,
 		for (size_t j = 0; j < len[k]; j++)
 			if (pat[k][j] >= (1u << 21))
 				return -1;  /* not a code point */
-	while (size < 2 * total)
-		size *= 2;
 	if (!(a = calloc(1, sizeof(*a))))
 		return -1;
 	a->mask = size - 1;
@@ -110,8 +137,10 @@ int tk_acm_build(tk_acm **out, const uint32_t *const *pat, const size_t *len,
 			uint32_t c = pat[k][j];
 			int32_t v = child(a, node, c);
 			if (v < 0) {
-				v = (int32_t)nn++;
-				set_child(a, node, c, v);
+				v = (int32_t)nn;
+				if (set_child(a, nn - 1, node, c, v) < 0)
+					goto out;
+				nn++;
 				first[v] = -1;
 				a->best[v] = -1;
 				ch[v] = c;

@@ -332,6 +332,9 @@ static uint32_t ws_ends(const uint32_t *c, size_t n)
 	if (!(w)->capped && (w)->cap_at && (out)->n >= (w)->cap_at) \
 		(w)->capped = (out)->n; } while (0)
 
+static const char over_budget[] = "regexes took over their time budget "
+	"for this text (a pattern that backtracks on it)";
+
 static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
                          emb_err *err)
 {
@@ -341,9 +344,25 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	/* normalizers and pre-tokenizers fail only when out of memory or
 	 * when a Replace/Split regex gives up (PCRE2's match limit: a
 	 * pattern that backtracks catastrophically on this text) */
-	if (t->has_norm && tk_normalize(&t->norm, s, &w->tmp) < 0)
-		return emb_err_set(err, "normalizer failed: out of memory, or a "
-		                   "regex exceeded its match limit");
+	if (t->has_norm) {
+		int rc;
+		/* a rule that grows the text without bound stops at the
+		 * limit, before it takes the memory (tk_norm_limit) */
+		s->max = w->tmp.max = tk_norm_limit(s->n);
+		s->over = w->tmp.over = 0;
+		rc = tk_normalize(&t->norm, s, &w->tmp);
+		s->max = w->tmp.max = 0;
+		if (rc < 0 && (s->over || w->tmp.over))
+			return emb_err_set(err, "normalizer failed: the normalized "
+			                   "text would be over %d times the input "
+			                   "(plus %d characters)", TK_NORM_GROWTH,
+			                   TK_NORM_SLACK);
+		if (rc < 0 && tk_regex_over_budget())
+			return emb_err_set(err, "normalizer failed: %s", over_budget);
+		if (rc < 0)
+			return emb_err_set(err, "normalizer failed: out of memory, "
+			                   "or a regex exceeded its match limit");
+	}
 	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm, &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->norm.n; k++) {
@@ -371,10 +390,14 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			return emb_err_set(err, "out of memory");
 		if (t->has_pre) {
 			if (tk_pretokenize(&t->pre, &w->out, &w->piece, &w->in,
-			                   &w->sptmp, &w->tmp) < 0)
+			                   &w->sptmp, &w->tmp) < 0) {
+				if (tk_regex_over_budget())
+					return emb_err_set(err, "pre-tokenizer failed: "
+					                   "%s", over_budget);
 				return emb_err_set(err, "pre-tokenizer failed: out of "
 				                   "memory, or a regex exceeded its "
 				                   "match limit");
+			}
 			pieces = &w->out;
 		}
 		for (i = 0; i < pieces->n; i++) {
@@ -398,6 +421,7 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	w->capped = 0;
 	if (tk_utf8_decode(&w->orig, text, len, err) < 0)
 		return -1;
+	tk_regex_budget_start(w->orig.n);
 	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
 	                 &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
@@ -727,6 +751,7 @@ void emb_tokenizer_free(emb_tokenizer *tok)
 	tk_acm_free(tok->raw_set.acm);
 	tk_acm_free(tok->norm_set.acm);
 	tk_vocab_release(&tok->added_vocab);
+	json_decref(tok->added_ids);
 	free(tok->file);
 	free(tok);
 }
@@ -1033,9 +1058,21 @@ static int added_finish(emb_tokenizer *t, emb_err *err)
 		size_t k;
 		if (tk_utf8_decode(&s, a->content, strlen(a->content), err) < 0)
 			goto out;
-		if (a->normalized && t->has_norm &&
-		    tk_normalize(&t->norm, &s, &tmp) < 0)
-			goto oom;
+		if (a->normalized && t->has_norm) {
+			int r;
+			s.max = tmp.max = tk_norm_limit(s.n);
+			s.over = tmp.over = 0;
+			r = tk_normalize(&t->norm, &s, &tmp);
+			s.max = tmp.max = 0;
+			if (r < 0 && (s.over || tmp.over)) {
+				emb_err_set(err, "added token %zu (id %d) grows "
+				            "over %d times when normalized", i,
+				            (int)a->id, TK_NORM_GROWTH);
+				goto out;
+			}
+			if (r < 0)
+				goto oom;
+		}
 		a->c = malloc((s.n + 1) * sizeof(*a->c));
 		if (!a->c)
 			goto oom;
@@ -1077,15 +1114,13 @@ out:
 static int32_t added_id(const emb_tokenizer *t, const char *content)
 {
 	const tk_vocab *mv = tk_model_vocab(&t->model);
-	size_t i;
-	int32_t max = -1, id;
+	json_t *seen = t->added_ids ? json_object_get(t->added_ids, content)
+	                            : NULL;
+	int32_t max = t->n_added ? t->added_max : -1, id;
 
-	for (i = 0; i < t->n_added; i++) {
-		if (!strcmp(t->added[i].content, content))
-			return t->added[i].id;
-		if (t->added[i].id > max)
-			max = t->added[i].id;
-	}
+	/* a hash lookup, not a scan: a tokenizer may add 100k tokens */
+	if (seen)
+		return (int32_t)json_integer_value(seen);
 	id = tk_vocab_get(mv, content, strlen(content));
 	if (id >= 0)
 		return id;
@@ -1113,6 +1148,16 @@ static int add_token(emb_tokenizer *t, const char *content, int special,
 	a->content = strdup(content);
 	if (!a->content)
 		return -1;
+	if (!t->added_ids && !(t->added_ids = json_object()))
+		return -1;
+	if (!json_object_get(t->added_ids, content) &&
+	    json_object_set_new(t->added_ids, content,
+	                        json_integer(a->id)) < 0) {
+		free(a->content);
+		return -1;
+	}
+	if (!t->n_added || a->id > t->added_max)
+		t->added_max = a->id;
 	a->special = (unsigned char)special;
 	a->normalized = (unsigned char)normalized;
 	a->lstrip = (unsigned char)lstrip;
