@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "tool/emb-tool.h"
+#include "tool/mask.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"
@@ -203,6 +204,8 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 				                   nt, o->n);
 			o->has_types = 1;
 		}
+		if (emb_record_apply_mask(r->rec, &o->n, err) < 0)
+			return -1;
 		if (emb_record_prompt_length(&o->skip, r->rec, err) < 0)
 			return -1;
 	} else {
