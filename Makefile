@@ -16,7 +16,7 @@ TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o 
 NN_OBJ = lib/nn/model.o lib/nn/arch_bert.o lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
-TOOL_OBJ = lib/tool/cli.o lib/tool/outwrite.o lib/tool/mask.o lib/tool/validate.o lib/tool/manifest.o \
+TOOL_OBJ = lib/tool/cli.o lib/tool/outwrite.o lib/tool/mask.o lib/tool/modcheck.o lib/tool/validate.o lib/tool/manifest.o \
 	lib/tool/synth.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
@@ -44,7 +44,7 @@ HDR = lib/emb.h lib/base/base.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h \
-	lib/tool/outwrite.h lib/tool/mask.h
+	lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk

@@ -6,6 +6,7 @@
 
 #include "tool/emb-tool.h"
 #include "tool/mask.h"
+#include "tool/modcheck.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"
@@ -567,6 +568,9 @@ int main(int argc, char **argv)
 		if (c.terms && !c.tt.tok)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --terms needs the tokenizer files", dir);
 	}
+	if (c.pool && !c.splade &&
+	    emb_pool_spec_check(&c.spec, c.hidden, c.tt.st.pool_dim, dir, &err) < 0)
+		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (c.pool && !c.splade && c.dim > pd)
 		emb_cli_usage_error(&c.cli, "--dim %d is larger than the embedding dimension %d",
 		                    c.dim, pd);
