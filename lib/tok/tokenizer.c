@@ -377,7 +377,13 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 		}
 		/* the pre-tokenizer may rewrite the text: give it a copy of
 		 * this segment */
-		{
+		if (w->norm.n == 1 && g->a == 0 && g->b == s->n) {
+			/* the whole text: move it (s is not read again) */
+			tk_str tmp = w->piece;
+			w->piece = *s;
+			*s = tmp;
+			s->n = 0;
+		} else {
 			tk_str *p = &w->piece;
 			p->n = 0;
 			if (tk_str_reserve(p, g->b - g->a + 1) < 0)
@@ -436,11 +442,19 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			continue;
 		}
 		w->seg.n = 0;
-		if (tk_str_reserve(&w->seg, g->b - g->a) < 0)
-			return emb_err_set(err, "out of memory");
-		for (i = g->a; i < g->b; i++)
-			tk_str_put(&w->seg, w->orig.c[i], (int32_t)i,
-			           (int32_t)i + 1);
+		if (w->raw.n == 1 && g->a == 0 && g->b == w->orig.n) {
+			/* the whole text: move it, not copy it (orig is not
+			 * read again; its alignments are the same [i, i+1)) */
+			tk_str tmp = w->seg;
+			w->seg = w->orig;
+			w->orig = tmp;
+		} else {
+			if (tk_str_reserve(&w->seg, g->b - g->a) < 0)
+				return emb_err_set(err, "out of memory");
+			for (i = g->a; i < g->b; i++)
+				tk_str_put(&w->seg, w->orig.c[i], (int32_t)i,
+				           (int32_t)i + 1);
+		}
 		if (tokenize_text(t, w, out, err) < 0)
 			return -1;
 	}
