@@ -371,8 +371,9 @@ static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
 			memcpy(&sc, (const char *)s->data + (size_t)(i / cols) * 4, 4);
 			dst[i] = (float)q[i] * sc;
 			/* a finite scale can still make infinite weights
-			 * (3e38 x 127): refused as NaN/Inf weights are */
-			if (!isfinite(dst[i]))
+			 * (3e38 x 127): refused as NaN/Inf weights are, for
+			 * any int8 value of the row */
+			if (!isfinite(dst[i]) || !isfinite(sc * 127.0f))
 				return emb_err_set(err, "%s: tensor '%s': row %lld: "
 				                   "scale %g times the int8 weights is "
 				                   "not finite (weights must be "

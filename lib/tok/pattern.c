@@ -66,11 +66,13 @@ int tk_regex_over_budget(void)
 	return budget.over;
 }
 
-/* after a call: spent?  (the clock is read every 16 calls: one call is
- * bounded by the match limit, 16 of them are cheap next to the budget) */
-static int budget_spent(void)
+/* after a call that looked at SCANNED characters: spent?  The clock is
+ * read every 16 calls, and after every call that went past many
+ * characters before its match (the costly ones: a call is bounded only
+ * by the match limit) */
+static int budget_spent(size_t scanned)
 {
-	if (!budget.deadline || (++budget.calls & 15))
+	if (!budget.deadline || ((++budget.calls & 15) && scanned < 64))
 		return budget.over;
 	if (cpu_ns() > budget.deadline)
 		budget.over = 1;
@@ -316,7 +318,8 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 			opts = PCRE2_NO_UTF_CHECK;
 			if (rc == PCRE2_ERROR_NOMATCH)
 				break;
-			if (rc < 0 || budget_spent()) {
+			if (rc < 0 || budget_spent(rc > 0 ?
+			    pcre2_get_ovector_pointer(md)[0] - pos : 0)) {
 				pcre2_match_data_free(md);
 				return -1;
 			}

@@ -141,8 +141,8 @@ int tk_gpt2_find(tk_spans *out, const uint32_t *c, size_t a, size_t b);
  * per code point.  tk_regex_budget_start(N) starts it for a text of N
  * code points; past it tk_pattern_find fails and tk_regex_over_budget()
  * says so until the next start. */
-#define TK_REGEX_BUDGET_MS 2000
-#define TK_REGEX_BUDGET_NS_PER_CP 10000
+#define TK_REGEX_BUDGET_MS 1000
+#define TK_REGEX_BUDGET_NS_PER_CP 2000
 void tk_regex_budget_start(size_t n);
 int tk_regex_over_budget(void);
 
