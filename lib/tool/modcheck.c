@@ -8,7 +8,7 @@
 int emb_pool_spec_check(const emb_pool_spec *p, int hidden, int pool_dim,
                         const char *dir, emb_err *err)
 {
-	int d = hidden > 0 ? hidden : pool_dim, pd, out;
+	int d = hidden > 0 ? hidden : pool_dim, pd;
 
 	if (hidden > 0 && pool_dim > 0 && hidden != pool_dim)
 		return emb_err_set(err, "%s: the Pooling module's "
@@ -30,9 +30,5 @@ int emb_pool_spec_check(const emb_pool_spec *p, int hidden, int pool_dim,
 			                   i ? "the module before it gives" :
 			                   "pooling gives", in);
 	}
-	out = p->n_dense ? p->dense[p->n_dense - 1].out : pd;
-	if (p->dim > out)
-		return emb_err_set(err, "%s: --dim %d is larger than the "
-		                   "embedding dimension %d", dir, p->dim, out);
 	return 0;
 }
