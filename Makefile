@@ -12,13 +12,14 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
-	lib/tok/unigram.o lib/tok/tokenizer.o
+	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/decoder.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/search.o
-TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/rerank.o \
+TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
+	lib/tool/modcheck.o lib/tool/rerank.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
@@ -46,6 +47,7 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
@@ -189,7 +191,7 @@ clean-sanitize:
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
 FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
-	tokenize_bpe tokenize_unigram jsonl manifest index
+	tokenize_bpe tokenize_unigram jsonl manifest index normalizer
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
@@ -198,7 +200,7 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
-	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o
+	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o test/fuzz/fuzz_normalizer.o
 
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "tool/emb-tool.h"
+#include "tool/mask.h"
+#include "tool/modcheck.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"
@@ -185,6 +187,8 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 				                   nt, o->n);
 			o->has_types = 1;
 		}
+		if (emb_record_apply_mask(r->rec, &o->n, err) < 0)
+			return -1;
 		if (emb_record_prompt_length(&o->skip, r->rec, err) < 0)
 			return -1;
 	} else {
@@ -460,6 +464,9 @@ int main(int argc, char **argv)
 		if (c.terms && !c.tt.tok)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --terms needs the tokenizer files", dir);
 	}
+	if (c.pool && !c.splade &&
+	    emb_pool_spec_check(&c.spec, c.hidden, c.tt.st.pool_dim, dir, &err) < 0)
+		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (c.pool && !c.splade && c.dim > pd)
 		emb_cli_usage_error(&c.cli, "--dim %d is larger than the embedding dimension %d",
 		                    c.dim, pd);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tool/emb-tool.h"
+#include "tool/modcheck.h"
 
 static const char usage[] =
 "usage: emb-pool [-m MODEL] [--mode MODE] [--normalize|--no-normalize]\n"
@@ -164,7 +165,9 @@ int main(int argc, char **argv)
 		emb_st_config st;
 		emb_err err;
 		err.msg[0] = 0;
-		if (emb_st_config_load(&st, dir, &err) < 0)
+		int hidden = 0;
+		if (emb_st_config_load(&st, dir, &err) < 0 ||
+		    emb_st_config_hidden(&hidden, dir, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		if (st.pool_modes)
 			c.spec.modes = st.pool_modes;
@@ -174,6 +177,11 @@ int main(int argc, char **argv)
 		/* the Dense weights stay for the run */
 		c.spec.dense = st.dense;
 		c.spec.n_dense = st.n_dense;
+		if (c.modes)
+			c.spec.modes = c.modes;
+		c.spec.dim = c.dim;
+		if (emb_pool_spec_check(&c.spec, hidden, st.pool_dim, dir, &err) < 0)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		st.dense = NULL;
 		st.n_dense = 0;
 		emb_st_config_release(&st);

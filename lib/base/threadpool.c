@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,10 +187,20 @@ int emb_threads_new(emb_threads **out, int n, emb_err *err)
 	atomic_init(&tp->caller_waits, 0);
 	atomic_init(&tp->next, 0);
 	atomic_init(&tp->finished, 0);
+	/* workers never take SIGINT, SIGTERM or SIGHUP: the thread that
+	 * writes the output gets them, so that a write blocked on a stalled
+	 * reader is interrupted (they inherit this mask) */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (int i = 1; i < n; i++) {
 		worker_arg *wa = malloc(sizeof(*wa));
 		int rc;
 		if (!wa) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			emb_threads_free(tp);
 			return emb_err_set(err, "out of memory");
 		}
@@ -197,12 +208,14 @@ int emb_threads_new(emb_threads **out, int n, emb_err *err)
 		wa->tid = i;
 		rc = pthread_create(&tp->th[i], NULL, worker, wa);
 		if (rc) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			free(wa);
 			emb_threads_free(tp);
 			return emb_err_set(err, "cannot start thread: %s", strerror(rc));
 		}
 		tp->started = i;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	*out = tp;
 	return 0;
 }

@@ -128,6 +128,10 @@ int emb_st_config_load(emb_st_config *out, const char *dir, emb_err *err);
 int emb_st_config_load_text(emb_st_config *out, const char *dir,
                             emb_err *err);
 void emb_st_config_release(emb_st_config *c);
+/* *OUT = the hidden size DIR/config.json states (hidden_size, or dim,
+ * n_embd, d_model), 0 when it has none or there is no config.json; -1
+ * when it cannot be read */
+int emb_st_config_hidden(int *out, const char *dir, emb_err *err);
 /* prompt text by name (borrowed) or NULL */
 const char *emb_st_config_prompt(const emb_st_config *c, const char *name);
 /* "mean", "cls", "max", "mean_sqrt_len_tokens", "weightedmean", "lasttoken";

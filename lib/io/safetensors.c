@@ -41,6 +41,7 @@ struct emb_safetensors {
 	struct byname *byname;  /* n entries sorted by name */
 	char **meta;            /* key, value, key, value... (new) */
 	size_t nmeta;
+	json_t *metaseen;       /* the keys of meta: a hash set (new) */
 };
 
 static const char *const dtype_names[EMB_DT_COUNT] = {
@@ -157,9 +158,13 @@ static int add_meta(emb_safetensors *st, const char *k, const char *v)
 {
 	char **m;
 
-	for (size_t i = 0; i < st->nmeta; i++)
-		if (!strcmp(st->meta[2 * i], k))
-			return 0;       /* first shard wins */
+	/* a hash set, not a scan: a header may hold 100k keys */
+	if (!st->metaseen && !(st->metaseen = json_object()))
+		return -1;
+	if (json_object_get(st->metaseen, k))
+		return 0;       /* first shard wins */
+	if (json_object_set_new(st->metaseen, k, json_true()))
+		return -1;
 	m = realloc(st->meta, (st->nmeta + 1) * 2 * sizeof(*m));
 	if (!m)
 		return -1;
@@ -541,7 +546,7 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 {
 	size_t len, i, nf = 0;
 	char *text, *dir, *slash, **files = NULL;
-	json_t *root, *wm, *v;
+	json_t *root, *wm, *v, *seen = NULL;
 	json_error_t jerr;
 	const char *key;
 	int rc = -1;
@@ -568,7 +573,7 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 	else
 		strcpy(dir, "./");
 	files = calloc(json_object_size(wm) + 1, sizeof(*files));
-	if (!files) {
+	if (!files || !(seen = json_object())) {
 		free(dir);
 		goto oom;
 	}
@@ -581,11 +586,14 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 			free(dir);
 			goto out;
 		}
-		for (i = 0; i < nf; i++)
-			if (!strcmp(files[i], f))
-				break;
-		if (i == nf)
+		/* a hash set, not a scan: an index may name 80k shards */
+		if (!json_object_get(seen, f)) {
+			if (json_object_set_new(seen, f, json_true())) {
+				free(dir);
+				goto oom;
+			}
 			files[nf++] = (char *)f;
+		}
 	}
 	qsort(files, nf, sizeof(*files), str_ptr_cmp);
 	for (i = 0; i < nf; i++) {
@@ -628,6 +636,7 @@ oom:
 	emb_err_set(err, "%s: out of memory", index);
 out:
 	free(files);
+	json_decref(seen);
 	json_decref(root);
 	return rc;
 }
@@ -703,6 +712,7 @@ void emb_safetensors_free(emb_safetensors *st)
 	for (i = 0; i < 2 * st->nmeta; i++)
 		free(st->meta[i]);
 	free(st->meta);
+	json_decref(st->metaseen);
 	free(st->shards);
 	free(st->t);
 	free(st->byname);

@@ -595,3 +595,30 @@ const char *emb_st_config_prompt(const emb_st_config *c, const char *name)
 			return c->prompts[i].text;
 	return NULL;
 }
+
+int emb_st_config_hidden(int *out, const char *dir, emb_err *err)
+{
+	/* the names the families use: BERT & co, DistilBERT, nomic, T5-ish */
+	static const char *const keys[] = { "hidden_size", "dim", "n_embd",
+	                                    "d_model" };
+	json_t *o = NULL;
+	char *path = NULL;
+	int rc = 0;
+
+	*out = 0;
+	if (load_json(&o, &path, dir, "config.json", err)) {
+		rc = -1;
+	} else if (o && json_is_object(o)) {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			json_t *v = json_object_get(o, keys[i]);
+			if (json_is_integer(v) && json_integer_value(v) > 0 &&
+			    json_integer_value(v) <= (1 << 30)) {
+				*out = (int)json_integer_value(v);
+				break;
+			}
+		}
+	}
+	json_decref(o);
+	free(path);
+	return rc;
+}

@@ -229,6 +229,15 @@ static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
 		for (int64_t i = 0; i < t->numel; i++) {
 			memcpy(&sc, (const char *)s->data + (size_t)(i / cols) * 4, 4);
 			dst[i] = (float)q[i] * sc;
+			/* a finite scale can still make infinite weights
+			 * (3e38 x 127): refused as NaN/Inf weights are, for
+			 * any int8 value of the row */
+			if (!isfinite(dst[i]) || !isfinite(sc * 127.0f))
+				return emb_err_set(err, "%s: tensor '%s': row %lld: "
+				                   "scale %g times the int8 weights is "
+				                   "not finite (weights must be "
+				                   "finite)", t->file, t->name,
+				                   (long long)(i / cols), (double)sc);
 		}
 		return 0;
 	}

@@ -265,6 +265,50 @@ static int copy_tree(const char *src, const char *dst, int depth,
 	return rc;
 }
 
+/* --weights f16 over float tensors beyond the f16 range (65504, and
+ * what rounds past it): refused before anything is written, naming the
+ * first such element (an infinity would make every tool refuse the
+ * output); bf16 has float32's range */
+static int f16_range_check(const emb_safetensors *st, emb_err *err)
+{
+	size_t n = emb_safetensors_count(st), cap = 0;
+	float *buf = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		const emb_tensor *t = emb_safetensors_at(st, i);
+		size_t cnt = (size_t)t->numel;
+		if (!is_float(t->dtype) || t->dtype == EMB_DT_F16 ||
+		    t->dtype == EMB_DT_BF16)
+			continue;
+		if (cnt > cap) {
+			float *b = realloc(buf, cnt * sizeof(*b));
+			if (!b) {
+				rc = emb_err_set(err, "out of memory");
+				break;
+			}
+			buf = b;
+			cap = cnt;
+		}
+		if (emb_tensor_to_f32(buf, t, err) < 0) {
+			rc = -1;
+			break;
+		}
+		for (size_t k = 0; k < cnt; k++) {
+			uint16_t v = f32_to_f16(buf[k]);
+			if ((v & 0x7c00) == 0x7c00) {
+				rc = emb_err_set(err, "%s: tensor '%s': element %zu "
+				                 "is outside the f16 range "
+				                 "(+-65504); use --weights bf16",
+				                 t->file, t->name, k);
+				break;
+			}
+		}
+	}
+	free(buf);
+	return rc;
+}
+
 int emb_quantize_model(const char *dir, const char *out, const char *type,
                        emb_err *err)
 {
@@ -288,7 +332,8 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		                   "own", out);
 	if (emb_safetensors_open(&st, dir, err) < 0)
 		return -1;
-	if (emb_safetensors_check_finite(st, err) < 0) {
+	if (emb_safetensors_check_finite(st, err) < 0 ||
+	    (f16 && f16_range_check(st, err) < 0)) {
 		emb_safetensors_free(st);
 		return -1;
 	}

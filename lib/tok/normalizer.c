@@ -410,6 +410,18 @@ int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 }
 
 
+/* the leaves of a (nested) Sequence */
+static size_t norm_steps(const tk_normalizer *n)
+{
+	size_t k = 0;
+
+	if (n->type != TK_NORM_SEQUENCE)
+		return 1;
+	for (size_t i = 0; i < n->u.seq.n; i++)
+		k += norm_steps(&n->u.seq.v[i]);
+	return k;
+}
+
 int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
                         const char *file, const char *field, int depth,
                         emb_err *err)
@@ -539,6 +551,10 @@ int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
 			                        depth + 1, err) < 0)
 				return -1;
 		}
+		if (!depth && norm_steps(out) > TK_NORM_MAX_STEPS)
+			return emb_err_set(err, "%s: field '%s' has more than %d "
+			                   "normalizer steps", file, field,
+			                   TK_NORM_MAX_STEPS);
 		return 0;
 	}
 	return emb_err_set(err, "%s: %s type '%s' is not supported", file,

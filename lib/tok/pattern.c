@@ -25,12 +25,59 @@
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <utf8proc.h>
 #include "tok/tok-internal.h"
 
 struct tk_regex {
 	pcre2_code *code;
 };
+
+/* the regex budget of the text this thread is tokenizing: thread CPU
+ * time, so other threads and a busy machine do not spend it */
+static _Thread_local struct {
+	long long deadline;     /* ns of thread CPU time; 0: none */
+	unsigned calls;
+	int over;
+} budget;
+
+static long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void tk_regex_budget_start(size_t n)
+{
+	long long now = cpu_ns();
+	long long per = n < (size_t)1 << 40 ?
+	                (long long)n * TK_REGEX_BUDGET_NS_PER_CP : 1LL << 60;
+
+	budget.deadline = now ? now + TK_REGEX_BUDGET_MS * 1000000LL + per : 0;
+	budget.calls = 0;
+	budget.over = 0;
+}
+
+int tk_regex_over_budget(void)
+{
+	return budget.over;
+}
+
+/* after a call that looked at SCANNED characters: spent?  The clock is
+ * read every 16 calls, and after every call that went past many
+ * characters before its match (the costly ones: a call is bounded only
+ * by the match limit) */
+static int budget_spent(size_t scanned)
+{
+	if (!budget.deadline || ((++budget.calls & 15) && scanned < 64))
+		return budget.over;
+	if (cpu_ns() > budget.deadline)
+		budget.over = 1;
+	return budget.over;
+}
 
 static const char gpt2_pattern[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
@@ -271,7 +318,8 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 			opts = PCRE2_NO_UTF_CHECK;
 			if (rc == PCRE2_ERROR_NOMATCH)
 				break;
-			if (rc < 0) {
+			if (rc < 0 || budget_spent(rc > 0 ?
+			    pcre2_get_ovector_pointer(md)[0] - pos : 0)) {
 				pcre2_match_data_free(md);
 				return -1;
 			}

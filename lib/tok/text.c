@@ -498,6 +498,12 @@ void tk_str_release(tk_str *s)
 	memset(s, 0, sizeof(*s));
 }
 
+size_t tk_norm_limit(size_t n)
+{
+	return n < (SIZE_MAX - TK_NORM_SLACK) / TK_NORM_GROWTH ?
+	       TK_NORM_GROWTH * n + TK_NORM_SLACK : SIZE_MAX;
+}
+
 int tk_str_reserve(tk_str *s, size_t n)
 {
 	size_t cap;
@@ -506,6 +512,10 @@ int tk_str_reserve(tk_str *s, size_t n)
 
 	if (n <= s->cap)
 		return 0;
+	if (s->max && n > s->max) {
+		s->over = 1;
+		return -1;
+	}
 	cap = s->cap ? s->cap : 64;
 	while (cap < n) {
 		if (cap > SIZE_MAX / 16)

@@ -36,10 +36,13 @@ typedef struct tk_str {
 	int32_t *o;             /* 2 per code point: [start, end) in original
 	                           code points */
 	size_t n, cap;
+	size_t max;             /* 0, or the most code points it may hold */
+	int over;               /* a reserve went over max */
 } tk_str;
 
 void tk_str_release(tk_str *s);
-int tk_str_reserve(tk_str *s, size_t n);   /* 0, or -1 out of memory */
+/* 0, or -1: out of memory, or over s->max (then s->over is set) */
+int tk_str_reserve(tk_str *s, size_t n);
 /* append one code point aligned to [os, oe); caller reserved room */
 static inline void tk_str_put(tk_str *s, uint32_t c, int32_t os, int32_t oe)
 {
@@ -131,6 +134,17 @@ int tk_pattern_find(const tk_pattern *p, tk_spans *out, const uint32_t *c,
 /* matches of the GPT-2 pattern in c[a, b) appended to OUT (the
  * hand-written scanner ByteLevel and such Splits use) */
 int tk_gpt2_find(tk_spans *out, const uint32_t *c, size_t a, size_t b);
+/* The regex work of one text is bounded: PCRE2's match limit bounds one
+ * call, and a text can take one call per character, so the calls of one
+ * text (its normalizer and pre-tokenizer regexes, in this thread) share
+ * a CPU time budget of TK_REGEX_BUDGET_MS plus TK_REGEX_BUDGET_NS_PER_CP
+ * per code point.  tk_regex_budget_start(N) starts it for a text of N
+ * code points; past it tk_pattern_find fails and tk_regex_over_budget()
+ * says so until the next start. */
+#define TK_REGEX_BUDGET_MS 1000
+#define TK_REGEX_BUDGET_NS_PER_CP 2000
+void tk_regex_budget_start(size_t n);
+int tk_regex_over_budget(void);
 
 /* SentencePiece precompiled charsmap (Darts double array + strings) */
 typedef struct tk_charsmap {
@@ -183,8 +197,22 @@ int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
                         const char *file, const char *field, int depth,
                         emb_err *err);
 void tk_normalizer_release(tk_normalizer *n);
-/* s := normalize(s); tmp is scratch.  -1 only when out of memory. */
+/* s := normalize(s); tmp is scratch.  -1 when out of memory, a regex
+ * gives up, or the text grows over s->max (then s->over or tmp->over is
+ * set: give both the same max, see tk_norm_limit). */
 int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp);
+/* Normalizing may grow a text: NFKD up to 18 code points for one, a
+ * Replace by its content, Prepend by its prefix; rules chained in a
+ * Sequence multiply (30 Replace a -> aa: 2^30).  A normalized text over
+ * TK_NORM_GROWTH times the input plus TK_NORM_SLACK code points is an
+ * error of that record (or, for an added token, of the tokenizer), and a
+ * Sequence of more than TK_NORM_MAX_STEPS steps in all is refused at
+ * load: each step is a pass over the text. */
+#define TK_NORM_GROWTH 16
+#define TK_NORM_SLACK 4096
+#define TK_NORM_MAX_STEPS 64
+/* the most code points normalizing N code points may give */
+size_t tk_norm_limit(size_t n);
 
 /* ------------------------------------------------------------------ */
 /* pre-tokenizers                                                      */
@@ -273,6 +301,8 @@ typedef struct tk_vocab {
 	size_t mask;
 	const char **by_id;     /* id -> string (borrowed from arena) */
 	size_t n_ids;           /* highest id + 1 */
+	uint64_t *hash;         /* per entry: its full hash (compared first) */
+	size_t maxlen;          /* the longest entry, in bytes */
 } tk_vocab;
 
 void tk_vocab_release(tk_vocab *v);
@@ -289,6 +319,13 @@ static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
 	return tk_vocab_get_prefixed(v, "", 0, s, len);
 }
 const char *tk_vocab_str(const tk_vocab *v, int32_t id);
+/* the longest of PREFIX + S[FROM, ends[k]) in the vocabulary, for the
+ * NENDS increasing byte offsets ENDS (borrowed): its id, *K = k; -1 if
+ * none.  One pass over S: time linear in min(ends[nends-1] - FROM, the
+ * longest entry), whatever NENDS is. */
+int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
+                         const char *s, size_t from, const size_t *ends,
+                         size_t nends, size_t *k);
 
 /* ------------------------------------------------------------------ */
 /* models                                                              */
@@ -426,6 +463,7 @@ typedef struct tk_added {
 typedef struct tk_addset {
 	size_t *ix;
 	size_t n;
+	struct tk_acm *acm;     /* matches the set's tokens (acmatch.h) */
 } tk_addset;
 
 /* ------------------------------------------------------------------ */
@@ -469,6 +507,8 @@ struct emb_tokenizer {
 	tk_addset norm_set;     /* normalized == 1 */
 	tk_vocab added_vocab;   /* content -> id */
 	size_t n_ids;           /* highest id + 1 over model and added */
+	json_t *added_ids;      /* while loading: content -> id (new) */
+	int32_t added_max;      /* the highest added id so far */
 };
 
 #endif /* TOKENIZER_INTERNAL_H */

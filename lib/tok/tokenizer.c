@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <utf8proc.h>
 #include "tok/tok-internal.h"
+#include "tok/acmatch.h"
 
 /* ------------------------------------------------------------------ */
 /* pre-tokenizers: a Sequence of them, and the choice by type (one at
@@ -202,6 +203,7 @@ typedef struct tk_work {
 	tk_str orig, seg, tmp, piece;
 	tk_spans in, out, sptmp;
 	tk_segs raw, norm;
+	tk_acm_hits hits;
 	tk_model_work mw;
 	tk_toks seq[2];
 	size_t cap_at;          /* see truncate_pair */
@@ -219,6 +221,7 @@ static void work_release(tk_work *w)
 	tk_spans_release(&w->sptmp);
 	free(w->raw.v);
 	free(w->norm.v);
+	tk_acm_hits_release(&w->hits);
 	tk_model_work_release(&w->mw);
 	tk_toks_release(&w->seq[0]);
 	tk_toks_release(&w->seq[1]);
@@ -248,47 +251,29 @@ static int segs_push(tk_segs *s, size_t a, size_t b, long tok)
 /* regex \w (see tk_is_word) */
 #define is_word_char tk_is_word
 
-/* longest added token of SET matching s at i, or -1 */
-static long match_at(const emb_tokenizer *t, const tk_addset *set,
-                     const uint32_t *s, size_t n, size_t i)
-{
-	size_t lo = 0, hi = set->n, k;
-	uint32_t c = s[i];
-
-	while (lo < hi) {  /* first entry with first code point >= c */
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->added[set->ix[mid]].c[0] < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (k = lo; k < set->n; k++) {
-		const tk_added *a = &t->added[set->ix[k]];
-		if (a->c[0] != c)
-			break;
-		if (a->n <= n - i &&
-		    !memcmp(a->c, s + i, a->n * sizeof(*a->c)))
-			return (long)set->ix[k];  /* sorted longest first */
-	}
-	return -1;
-}
-
+/* the longest added token starting at each position comes from one
+ * scan (acmatch.c: linear in the text, whatever the tokens share); the
+ * leftmost of those after the last match is the next match */
 static int find_matches(const emb_tokenizer *t, const tk_addset *set,
-                        const uint32_t *s, size_t n, tk_segs *out)
+                        const uint32_t *s, size_t n, tk_segs *out,
+                        tk_acm_hits *hits)
 {
-	size_t pos = 0, start_off = 0, i;
+	size_t pos = 0, start_off = 0, i, h;
 
 	out->n = 0;
-	while (set->n && pos < n) {
-		long m = -1;
+	if (tk_acm_scan(set->acm, s, n, hits) < 0)
+		return -1;
+	h = hits->n;    /* positions decreasing: walk from the end */
+	while (h > 0 && pos < n) {
+		long m;
 		size_t start, stop;
 		const tk_added *a;
 
-		for (i = pos; i < n; i++)
-			if ((m = match_at(t, set, s, n, i)) >= 0)
-				break;
-		if (m < 0)
-			break;
+		i = hits->v[2 * (h - 1)];
+		m = (long)set->ix[hits->v[2 * (h - 1) + 1]];
+		h--;
+		if (i < pos)
+			continue;
 		a = &t->added[m];
 		start = i;
 		stop = i + a->n;
@@ -348,6 +333,9 @@ static uint32_t ws_ends(const uint32_t *c, size_t n)
 	if (!(w)->capped && (w)->cap_at && (out)->n >= (w)->cap_at) \
 		(w)->capped = (out)->n; } while (0)
 
+static const char over_budget[] = "regexes took over their time budget "
+	"for this text (a pattern that backtracks on it)";
+
 static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
                          emb_err *err)
 {
@@ -357,10 +345,26 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	/* normalizers and pre-tokenizers fail only when out of memory or
 	 * when a Replace/Split regex gives up (PCRE2's match limit: a
 	 * pattern that backtracks catastrophically on this text) */
-	if (t->has_norm && tk_normalize(&t->norm, s, &w->tmp) < 0)
-		return emb_err_set(err, "normalizer failed: out of memory, or a "
-		                   "regex exceeded its match limit");
-	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm) < 0)
+	if (t->has_norm) {
+		int rc;
+		/* a rule that grows the text without bound stops at the
+		 * limit, before it takes the memory (tk_norm_limit) */
+		s->max = w->tmp.max = tk_norm_limit(s->n);
+		s->over = w->tmp.over = 0;
+		rc = tk_normalize(&t->norm, s, &w->tmp);
+		s->max = w->tmp.max = 0;
+		if (rc < 0 && (s->over || w->tmp.over))
+			return emb_err_set(err, "normalizer failed: the normalized "
+			                   "text would be over %d times the input "
+			                   "(plus %d characters)", TK_NORM_GROWTH,
+			                   TK_NORM_SLACK);
+		if (rc < 0 && tk_regex_over_budget())
+			return emb_err_set(err, "normalizer failed: %s", over_budget);
+		if (rc < 0)
+			return emb_err_set(err, "normalizer failed: out of memory, "
+			                   "or a regex exceeded its match limit");
+	}
+	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm, &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->norm.n; k++) {
 		const tk_seg *g = &w->norm.v[k];
@@ -374,7 +378,13 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 		}
 		/* the pre-tokenizer may rewrite the text: give it a copy of
 		 * this segment */
-		{
+		if (w->norm.n == 1 && g->a == 0 && g->b == s->n) {
+			/* the whole text: move it (s is not read again) */
+			tk_str tmp = w->piece;
+			w->piece = *s;
+			*s = tmp;
+			s->n = 0;
+		} else {
 			tk_str *p = &w->piece;
 			p->n = 0;
 			if (tk_str_reserve(p, g->b - g->a + 1) < 0)
@@ -387,10 +397,14 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			return emb_err_set(err, "out of memory");
 		if (t->has_pre) {
 			if (tk_pretokenize(&t->pre, &w->out, &w->piece, &w->in,
-			                   &w->sptmp, &w->tmp) < 0)
+			                   &w->sptmp, &w->tmp) < 0) {
+				if (tk_regex_over_budget())
+					return emb_err_set(err, "pre-tokenizer failed: "
+					                   "%s", over_budget);
 				return emb_err_set(err, "pre-tokenizer failed: out of "
 				                   "memory, or a regex exceeded its "
 				                   "match limit");
+			}
 			pieces = &w->out;
 		}
 		for (i = 0; i < pieces->n; i++) {
@@ -414,7 +428,9 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	w->capped = 0;
 	if (tk_utf8_decode(&w->orig, text, len, err) < 0)
 		return -1;
-	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw) < 0)
+	tk_regex_budget_start(w->orig.n);
+	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
+	                 &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->raw.n; k++) {
 		const tk_seg *g = &w->raw.v[k];
@@ -427,11 +443,19 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			continue;
 		}
 		w->seg.n = 0;
-		if (tk_str_reserve(&w->seg, g->b - g->a) < 0)
-			return emb_err_set(err, "out of memory");
-		for (i = g->a; i < g->b; i++)
-			tk_str_put(&w->seg, w->orig.c[i], (int32_t)i,
-			           (int32_t)i + 1);
+		if (w->raw.n == 1 && g->a == 0 && g->b == w->orig.n) {
+			/* the whole text: move it, not copy it (orig is not
+			 * read again; its alignments are the same [i, i+1)) */
+			tk_str tmp = w->seg;
+			w->seg = w->orig;
+			w->orig = tmp;
+		} else {
+			if (tk_str_reserve(&w->seg, g->b - g->a) < 0)
+				return emb_err_set(err, "out of memory");
+			for (i = g->a; i < g->b; i++)
+				tk_str_put(&w->seg, w->orig.c[i], (int32_t)i,
+				           (int32_t)i + 1);
+		}
 		if (tokenize_text(t, w, out, err) < 0)
 			return -1;
 	}
@@ -782,7 +806,10 @@ void emb_tokenizer_free(emb_tokenizer *tok)
 	free(tok->added);
 	free(tok->raw_set.ix);
 	free(tok->norm_set.ix);
+	tk_acm_free(tok->raw_set.acm);
+	tk_acm_free(tok->norm_set.acm);
 	tk_vocab_release(&tok->added_vocab);
+	json_decref(tok->added_ids);
 	free(tok->file);
 	free(tok);
 }
@@ -1051,6 +1078,26 @@ static int cmp_added(const void *x, const void *y, void *ctx)
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* the automaton of SET, its patterns in SET's order (the first of equal
+ * tokens is the one added first, as cmp_added sorts them) */
+static int addset_build(const emb_tokenizer *t, tk_addset *set)
+{
+	const uint32_t **pat = malloc((set->n + 1) * sizeof(*pat));
+	size_t *len = malloc((set->n + 1) * sizeof(*len));
+	int rc = -1;
+
+	if (pat && len) {
+		for (size_t k = 0; k < set->n; k++) {
+			pat[k] = t->added[set->ix[k]].c;
+			len[k] = t->added[set->ix[k]].n;
+		}
+		rc = set->n ? tk_acm_build(&set->acm, pat, len, set->n) : 0;
+	}
+	free(pat);
+	free(len);
+	return rc;
+}
+
 /* after all added tokens and the normalizer are known: the code points
  * to match, the two matching sets, the id maps */
 static int added_finish(emb_tokenizer *t, emb_err *err)
@@ -1069,9 +1116,21 @@ static int added_finish(emb_tokenizer *t, emb_err *err)
 		size_t k;
 		if (tk_utf8_decode(&s, a->content, strlen(a->content), err) < 0)
 			goto out;
-		if (a->normalized && t->has_norm &&
-		    tk_normalize(&t->norm, &s, &tmp) < 0)
-			goto oom;
+		if (a->normalized && t->has_norm) {
+			int r;
+			s.max = tmp.max = tk_norm_limit(s.n);
+			s.over = tmp.over = 0;
+			r = tk_normalize(&t->norm, &s, &tmp);
+			s.max = tmp.max = 0;
+			if (r < 0 && (s.over || tmp.over)) {
+				emb_err_set(err, "added token %zu (id %d) grows "
+				            "over %d times when normalized", i,
+				            (int)a->id, TK_NORM_GROWTH);
+				goto out;
+			}
+			if (r < 0)
+				goto oom;
+		}
 		a->c = malloc((s.n + 1) * sizeof(*a->c));
 		if (!a->c)
 			goto oom;
@@ -1090,6 +1149,8 @@ static int added_finish(emb_tokenizer *t, emb_err *err)
 	}
 	qsort_r(t->raw_set.ix, t->raw_set.n, sizeof(size_t), cmp_added, t);
 	qsort_r(t->norm_set.ix, t->norm_set.n, sizeof(size_t), cmp_added, t);
+	if (addset_build(t, &t->raw_set) < 0 || addset_build(t, &t->norm_set) < 0)
+		goto oom;
 	if (tk_vocab_build(&t->added_vocab) < 0)
 		goto oom;
 	t->n_ids = mv ? mv->n_ids : 0;
@@ -1111,15 +1172,13 @@ out:
 static int32_t added_id(const emb_tokenizer *t, const char *content)
 {
 	const tk_vocab *mv = tk_model_vocab(&t->model);
-	size_t i;
-	int32_t max = -1, id;
+	json_t *seen = t->added_ids ? json_object_get(t->added_ids, content)
+	                            : NULL;
+	int32_t max = t->n_added ? t->added_max : -1, id;
 
-	for (i = 0; i < t->n_added; i++) {
-		if (!strcmp(t->added[i].content, content))
-			return t->added[i].id;
-		if (t->added[i].id > max)
-			max = t->added[i].id;
-	}
+	/* a hash lookup, not a scan: a tokenizer may add 100k tokens */
+	if (seen)
+		return (int32_t)json_integer_value(seen);
 	id = tk_vocab_get(mv, content, strlen(content));
 	if (id >= 0)
 		return id;
@@ -1147,6 +1206,16 @@ static int add_token(emb_tokenizer *t, const char *content, int special,
 	a->content = strdup(content);
 	if (!a->content)
 		return -1;
+	if (!t->added_ids && !(t->added_ids = json_object()))
+		return -1;
+	if (!json_object_get(t->added_ids, content) &&
+	    json_object_set_new(t->added_ids, content,
+	                        json_integer(a->id)) < 0) {
+		free(a->content);
+		return -1;
+	}
+	if (!t->n_added || a->id > t->added_max)
+		t->added_max = a->id;
 	a->special = (unsigned char)special;
 	a->normalized = (unsigned char)normalized;
 	a->lstrip = (unsigned char)lstrip;

@@ -22,6 +22,7 @@ void tk_vocab_release(tk_vocab *v)
 	free(v->id);
 	free(v->slots);
 	free((void *)v->by_id);
+	free(v->hash);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -68,17 +69,34 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 	return 0;
 }
 
-/* FNV-1a over prefix then s */
+/* FNV-1a over prefix then s, in steps: start, add bytes, finish */
+#define FNV_START 1469598103934665603ull
+static uint64_t fnv_add(uint64_t h, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t fnv_end(uint64_t h)
+{
+	return h ^ (h >> 29);
+}
+
 static uint64_t hash2(const char *p, size_t plen, const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
+	return fnv_end(fnv_add(fnv_add(FNV_START, p, plen), s, len));
+}
 
-	for (i = 0; i < plen; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
+/* entry E is PREFIX + S: the stored hash first, so that a long entry is
+ * compared byte by byte only when it almost surely matches */
+static int entry_eq_h(const tk_vocab *v, size_t e, uint64_t h, const char *p,
+                      size_t plen, const char *s, size_t len)
+{
+	const char *t = v->arena + v->off[e];
+
+	return (!v->hash || v->hash[e] == h) && v->len[e] == plen + len &&
+	       !memcmp(t, p, plen) && !memcmp(t + plen, s, len);
 }
 
 static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
@@ -96,25 +114,35 @@ int tk_vocab_build(tk_vocab *v)
 
 	free(v->slots);
 	free((void *)v->by_id);
+	free(v->hash);
 	v->slots = NULL;
 	v->by_id = NULL;
+	v->hash = NULL;
 	v->n_ids = 0;
+	v->maxlen = 0;
 	while (size < 2 * v->n + 2)
 		size *= 2;
 	v->slots = calloc(size, sizeof(*v->slots));
 	if (!v->slots)
 		return -1;
 	v->mask = size - 1;
-	for (e = 0; e < v->n; e++)
+	v->hash = malloc((v->n + 1) * sizeof(*v->hash));
+	if (!v->hash)
+		return -1;
+	for (e = 0; e < v->n; e++) {
 		if ((size_t)v->id[e] + 1 > v->n_ids)
 			v->n_ids = (size_t)v->id[e] + 1;
+		if (v->len[e] > v->maxlen)
+			v->maxlen = v->len[e];
+		v->hash[e] = hash2("", 0, v->arena + v->off[e], v->len[e]);
+	}
 	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
 	if (!v->by_id)
 		return -1;
 	for (e = 0; e < v->n; e++) {
 		const char *s = v->arena + v->off[e];
 		v->by_id[v->id[e]] = s;
-		i = hash2("", 0, s, v->len[e]) & v->mask;
+		i = v->hash[e] & v->mask;
 		for (;;) {
 			uint32_t k = v->slots[i];
 			if (!k) {
@@ -135,18 +163,54 @@ int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen
                       const char *s, size_t len)
 {
 	size_t i;
+	uint64_t h;
 
 	if (!v->slots)
 		return -1;
-	i = hash2(prefix, plen, s, len) & v->mask;
+	h = hash2(prefix, plen, s, len);
+	i = h & v->mask;
 	for (;;) {
 		uint32_t k = v->slots[i];
 		if (!k)
 			return -1;
-		if (entry_eq(v, k - 1, prefix, plen, s, len))
+		if (entry_eq_h(v, k - 1, h, prefix, plen, s, len))
 			return v->id[k - 1];
 		i = (i + 1) & v->mask;
 	}
+}
+
+int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
+                         const char *s, size_t from, const size_t *ends,
+                         size_t nends, size_t *k)
+{
+	uint64_t st;
+	size_t at = from, j;
+	int32_t best = -1;
+
+	if (!v->slots)
+		return -1;
+	st = fnv_add(FNV_START, prefix, plen);
+	/* forward, one hash step a byte; a byte-by-byte compare only on a
+	 * full-hash hit, and the hits are at most the longest one long */
+	for (j = 0; j < nends && plen + ends[j] - from <= v->maxlen; j++) {
+		uint64_t h;
+		size_t i;
+		st = fnv_add(st, s + at, ends[j] - at);
+		at = ends[j];
+		h = fnv_end(st);
+		for (i = h & v->mask;; i = (i + 1) & v->mask) {
+			uint32_t e = v->slots[i];
+			if (!e)
+				break;
+			if (entry_eq_h(v, e - 1, h, prefix, plen, s + from,
+			               at - from)) {
+				best = v->id[e - 1];
+				*k = j;
+				break;
+			}
+		}
+	}
+	return best;
 }
 
 const char *tk_vocab_str(const tk_vocab *v, int32_t id)

@@ -3,6 +3,9 @@
  * match first from the start of each word, continuing pieces looked up
  * with continuing_subword_prefix, a word longer than
  * max_input_chars_per_word or with no full segmentation becomes unk.
+ * Each piece is found in one pass over at most the longest vocabulary
+ * entry's bytes: a word costs O(length x longest entry), whatever
+ * max_input_chars_per_word says.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,17 +58,17 @@ int tk_wordpiece_tokenize(const tk_wordpiece *wp, tk_toks *out, const tk_str *s,
 	for (k = 0; k < n; k++)
 		w->pos[k + 1] = w->pos[k] +
 		                tk_utf8_put(w->u8 + w->pos[k], s->c[sp.a + k]);
+	/* greedy longest match first, as HF: the longest piece at START in
+	 * one forward pass (tk_vocab_longest), so a word costs its length
+	 * times the longest vocabulary entry, not its length cubed */
 	for (start = 0; start < n; start = end) {
-		int32_t id = -1;
-		for (end = n; end > start; end--) {
-			const char *p = start ? wp->prefix : "";
-			size_t plen = start ? wp->prefix_len : 0;
-			id = tk_vocab_get_prefixed(&wp->vocab, p, plen,
-			                   w->u8 + w->pos[start],
-			                   w->pos[end] - w->pos[start]);
-			if (id >= 0)
-				break;
-		}
+		size_t j = 0;
+		int32_t id = tk_vocab_longest(&wp->vocab,
+		                              start ? wp->prefix : "",
+		                              start ? wp->prefix_len : 0,
+		                              w->u8, w->pos[start],
+		                              w->pos + start + 1, n - start, &j);
+		end = start + 1 + j;
 		if (id < 0) {
 			out->n = first;
 			goto unk;

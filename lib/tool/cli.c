@@ -21,6 +21,7 @@
 
 #include "tool/emb-tool.h"
 #include "tool/fields.h"
+#include "tool/outwrite.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
 /* input bytes held by one batch at most (a record longer than this is a
@@ -208,6 +209,8 @@ static const emb_cli_opt *find_opt(const emb_cli *c, const emb_cli_opt *extra,
 	return NULL;
 }
 
+static void catch_sigbus(const char *prog);
+
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
                    const emb_cli_opt *extra,
                    int (*handler)(void *ctx, int key, const char *arg,
@@ -217,6 +220,7 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 	int i, dashdash = 0;
 
 	signal(SIGPIPE, SIG_DFL);
+	catch_sigbus(c->prog);
 	c->max_line = DEFAULT_MAX_LINE;
 	c->max_length = -1;
 	c->progress = isatty(2);
@@ -393,10 +397,45 @@ static void catch_signals(void)
 			continue;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
-		sa.sa_flags = SA_RESTART;
+		/* no SA_RESTART: a write blocked on a stalled reader must
+		 * return, so the signal can end the run (emb_write_lines) */
+		sa.sa_flags = 0;
 		sigfillset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+/* A model file truncated while mmapped (`cp new model.safetensors` over
+ * a running job rewrites it in place) makes the next read of a lost page
+ * SIGBUS: say so in one line and exit 3, rather than die without a word.
+ * Replacing a model by rename (mv, or an atomic download) is safe: the
+ * running tool keeps the old file. */
+static char bus_msg[320];
+static size_t bus_len;
+
+static void on_sigbus(int sig)
+{
+	ssize_t w;
+
+	(void)sig;
+	w = write(2, bus_msg, bus_len);
+	(void)w;
+	_exit(EMB_EXIT_MODEL);
+}
+
+static void catch_sigbus(const char *prog)
+{
+	struct sigaction sa;
+	int n = snprintf(bus_msg, sizeof(bus_msg), "%s: error: a memory-mapped "
+	                 "model file changed while in use (truncated or "
+	                 "rewritten in place; replace a model by renaming a "
+	                 "new copy over it)\n", prog ? prog : "emb");
+
+	bus_len = n > 0 && (size_t)n < sizeof(bus_msg) ? (size_t)n : 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 static void write_out(emb_cli *c, emb_buf *out)
@@ -406,17 +445,16 @@ static void write_out(emb_cli *c, emb_buf *out)
 	if (emb_buf_failed(out))
 		emb_cli_die(c, EMB_EXIT_RECORD, "out of memory writing output");
 	in_write = 1;
-	while (off < out->len) {
-		ssize_t n = write(1, out->p + off, out->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-			if (e == EPIPE)
-				_exit(EMB_EXIT_WRITE);  /* SIGPIPE ignored: still quiet */
-			emb_cli_die(c, EMB_EXIT_WRITE, "write error: %s", strerror(e));
-		}
-		off += (size_t)n;
+	switch (emb_write_lines(1, out->p, out->len, &pending_sig, &off)) {
+	case 1:         /* a signal came: stopped at a line boundary */
+		die_by(pending_sig);
+		break;
+	case -1: {
+		int e = errno;
+		if (e == EPIPE)
+			_exit(EMB_EXIT_WRITE);  /* SIGPIPE ignored: still quiet */
+		emb_cli_die(c, EMB_EXIT_WRITE, "write error: %s", strerror(e));
+	}
 	}
 	out->len = 0;
 	in_write = 0;

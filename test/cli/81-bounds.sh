@@ -1,6 +1,8 @@
 # 81-bounds.sh - resource bounds: peak memory does not grow
 # with the input (a stream 6-8 times larger leaves the peak RSS of
-# emb-tokenize, emb-encode --pool and emb-pool within 4 MiB); a line over
+# emb-tokenize, emb-encode --pool and emb-pool within 4 MiB); one long
+# record costs a constant times its length (emb-tokenize, emb-encode,
+# emb-rerank with many documents); a line over
 # --max-line is refused without holding more than --max-line; -j N output
 # is bit-identical to -j 1 across repeated runs (emb-encode, emb-rerank);
 # SIGINT, SIGTERM or a closed pipe mid-stream leave only whole lines.
@@ -70,6 +72,45 @@ bound() {
 bound "emb-tokenize" text 5000000 40000000 emb-tokenize -m "$F"
 bound "emb-encode --pool" text 500000 3000000 emb-encode -j 2 -m "$F" --pool
 bound "emb-pool" tokens 5000000 40000000 emb-pool
+
+# ---- one long record: a small constant times its length --------------------
+# perbyte NAME KIND SMALL BIG MAX CMD...: one record of SMALL, then of BIG
+# bytes (test/bad-input/stream's words; KIND text or rerank): the peak RSS
+# grows by at most MAX times the difference (the man pages' RESOURCE
+# LIMITS state the constant measured)
+perbyte() {
+	name=$1 kind=$2 small=$3 big=$4 max=$5
+	shift 5
+	for n in $small $big; do
+		"$PY" -c '
+import json, sys
+kind, n = sys.argv[1], int(sys.argv[2])
+words = []
+for l in open(sys.argv[3] + "/test/data/corpus/texts.jsonl", encoding="utf-8"):
+    words += [w for w in json.loads(l)["text"].split() if w.isascii() and w.isalpha()]
+out, size, i = [], 0, 0
+while size < n:
+    w = " ".join(words[(i * 37) % (len(words) - 12):][:12])
+    out.append(w)
+    size += len(w) + 4
+    i += 1
+if kind == "text":
+    print(json.dumps({"text": " ".join(out)}))
+else:
+    print(json.dumps({"query": "what is this about", "documents": out}))
+' "$kind" "$n" "$EMB_TOP" > "$T/one.$n"
+	done
+	set -- $(maxrss "$@" < "$T/one.$small") $(maxrss "$@" < "$T/one.$big")
+	t_eq "$name: both exit 0" "$2 $4" "0 0"
+	b=$(( ($(wc -c < "$T/one.$big") - $(wc -c < "$T/one.$small")) / 1024 ))
+	echo "# $name: one record: peak RSS $1 KiB, then $3 KiB for $b KiB more"
+	t_ok "$name: one record costs at most ${max}x its length (+$(($3 - $1)) KiB for +$b KiB)" \
+		test $(($3 - $1)) -le $((max * b))
+	rm -f "$T/one.$small" "$T/one.$big"
+}
+perbyte "emb-tokenize" text 1000000 5000000 48 emb-tokenize -m "$F" --no-truncate
+perbyte "emb-encode --pool" text 1000000 5000000 48 emb-encode -m "$F" --pool
+perbyte "emb-rerank" rerank 40000 160000 24 emb-rerank -m "$CE"
 
 # a line over --max-line: refused, and never more than --max-line held
 {
