@@ -11,12 +11,13 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_vnni.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
 TOK_OBJ = lib/tok/tokenizer.o lib/tok/normalizer.o lib/tok/wordpiece.o \
-	lib/tok/bpe.o lib/tok/unigram.o lib/tok/precompiled.o lib/tok/pretok.o
+	lib/tok/bpe.o lib/tok/unigram.o lib/tok/precompiled.o lib/tok/pretok.o \
+	lib/tok/chunk.o
 NN_OBJ = lib/nn/model.o lib/nn/arch_bert.o lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/chunk.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/validate.o lib/tool/manifest.o \
-	lib/tool/synth.o
+	lib/tool/synth.o lib/tool/chunk.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
 

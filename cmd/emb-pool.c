@@ -20,6 +20,11 @@ static const char usage[] =
 "  --dim N            keep the first N values, then L2-normalize\n"
 "  --layer-norm       layer-normalize the pooled embedding (no affine,\n"
 "                     eps 1e-5) before --dim: nomic's Matryoshka recipe\n"
+"  --chunk W --late   late chunking (needs -m and the record's text): one\n"
+"                     record per window of W content tokens, the mean of\n"
+"                     their token embeddings (then Dense, Normalize), with\n"
+"                     chunk, chunks and span ([start,end) code points)\n"
+"  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
 "  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
 "  --strict           stop at the first bad record\n"
@@ -48,6 +53,8 @@ typedef struct ctx {
 	int dim;
 	int layer_norm;
 	emb_pool_spec spec;
+	emb_text_tok tt;        /* --late: the tokenizer */
+	emb_late late;
 } ctx;
 
 typedef struct out {
@@ -118,6 +125,10 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	}
 	free(o->v);
 	o->v = NULL;
+	if (c->cli.late) {      /* pooled as it is written */
+		r->cost = 1;
+		return 0;
+	}
 	if (emb_record_get_floats(r->rec, "token_embeddings", &tok, &rows, &cols,
 	                          err) < 0)
 		return -1;
@@ -149,7 +160,8 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	ctx *c = vc;
 	out *o = r->user;
 
-	(void)err;
+	if (c->cli.late)
+		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64, err);
 	emb_out_begin(b, r->rec, drop);
 	emb_out_floats(b, "embedding", o->v, (size_t)o->n, c->cli.b64);
 	emb_out_end(b);
@@ -173,12 +185,12 @@ int main(int argc, char **argv)
 
 	c.cli.prog = "emb-pool";
 	c.cli.usage = usage;
-	c.cli.common = EMB_CLI_B64 | EMB_CLI_MODEL;
+	c.cli.common = EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_CHUNK | EMB_CLI_LATE;
 	c.normalize = -1;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
 	c.spec.modes = EMB_POOL_MEAN;
 	c.spec.include_prompt = 1;
-	dir = emb_cli_model_dir(&c.cli, 0);
+	dir = emb_cli_model_dir(&c.cli, c.cli.late);
 	if (dir) {
 		emb_st_config st;
 		emb_err err;
@@ -196,6 +208,8 @@ int main(int argc, char **argv)
 		st.dense = NULL;
 		st.n_dense = 0;
 		emb_st_config_release(&st);
+		if (c.cli.late)
+			emb_text_tok_setup(&c.tt, &c.cli, dir, 0);
 		free(dir);
 	}
 	if (c.modes)
@@ -204,5 +218,15 @@ int main(int argc, char **argv)
 		c.spec.normalize = c.normalize;
 	c.spec.dim = c.dim;
 	c.spec.layer_norm = c.layer_norm;
+	if (c.cli.late) {
+		emb_err err;
+		int status;
+		err.msg[0] = 0;
+		if (emb_late_init(&c.late, &c.cli, &c.tt, &c.spec, &err) < 0)
+			emb_cli_usage_error(&c.cli, "%s", err.msg);
+		status = emb_cli_run(&c.cli, &ops, &c);
+		emb_text_tok_release(&c.tt);
+		return status;
+	}
 	return emb_cli_run(&c.cli, &ops, &c);
 }

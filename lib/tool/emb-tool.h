@@ -56,7 +56,11 @@ enum {
 	EMB_CLI_MODEL = 1u << 2, /* -m/--model MODEL */
 	EMB_CLI_TEXT = 1u << 3,  /* --max-length --no-truncate --prompt
 	                            --prompt-name --no-prompt --tokens */
+	EMB_CLI_CHUNK = 1u << 4, /* --chunk W --overlap K (windows) */
+	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
 };
+
+typedef struct emb_chunker emb_chunker;
 
 typedef struct emb_cli {
 	/* set by the command before emb_cli_parse */
@@ -81,6 +85,12 @@ typedef struct emb_cli {
 	/* set by the command: it only tokenizes (emb_text_tok_setup reads
 	 * no modules.json, see emb_st_config_load_text) */
 	int tok_only;
+	/* --chunk W (0: absent), --overlap K (-1: absent), --late */
+	long long chunk, overlap;
+	int late;
+	/* windows (--chunk without --late): new at emb_cli_parse, bound to
+	 * the tokenizer by emb_text_tok_setup, freed by emb_cli_run */
+	emb_chunker *chunker;
 } emb_cli;
 
 /* one record moving through the driver */
@@ -154,6 +164,7 @@ typedef struct emb_text_tok {
 	size_t prompt_len;
 	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
 	int lower;              /* sentence_bert_config do_lower_case */
+	emb_chunker *chunker;   /* borrowed: the driver's windows, or NULL */
 } emb_text_tok;
 
 /*
@@ -200,6 +211,59 @@ int emb_default_max_length(const char *dir, const emb_st_config *st,
 int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
                         const emb_text_tok *t, const emb_record *rec,
                         emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* long documents (tool/chunk.c): windows and late chunking            */
+
+/* a splitter of documents into window records (W, K as emb_chunk_check
+ * takes them; TOKENS: write "tokens"; RAW: input lines are plain text).
+ * *out: new, emb_chunker_free */
+int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
+                    int raw, emb_err *err);
+void emb_chunker_free(emb_chunker *c);
+/* tokenize with TT (borrowed; it must outlive c); exits 2 (usage) when a
+ * window would be longer than TT's maximum length */
+void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
+                      const emb_cli *cli);
+/*
+ * The next record for the command: the next window of the current
+ * document, else the windows of the next line of RD.  1: a window record
+ * in REC (*len: its size); 0: end of input; -1: a bad line (err; REC
+ * does not hold it); -2: a bad document (err; REC holds a record of it).
+ */
+int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
+                     size_t *len, emb_err *err);
+/* 1: REC (borrowed) is the window record just handed out: its encoding
+ * into enc (offsets in code points of the text); 0: it is not; -1 err */
+int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
+                        size_t *prompt_length, const emb_record *rec,
+                        emb_err *err);
+
+/* late chunking: windows pooled from one forward pass */
+typedef struct emb_late {
+	const emb_text_tok *tt; /* borrowed: tokenizer (and prompt) */
+	size_t w, k;
+	const emb_pool_spec *spec; /* borrowed: Dense, Normalize, dim */
+} emb_late;
+
+/* from c's --chunk/--overlap; -1 (err) without a tokenizer or with
+ * spec->layer_norm */
+int emb_late_init(emb_late *l, const emb_cli *c, const emb_text_tok *tt,
+                  const emb_pool_spec *spec, emb_err *err);
+/*
+ * Append to b one record per window of REC (borrowed: its text, and
+ * prompt_length when present, say where the content sits in IDS): IDS
+ * (n; NULL: not known) the model's input, TOK (n, d) its token
+ * embeddings.  Each record: REC's fields without the per-token ones, plus
+ * chunk, chunks, span, truncated (content tokens past the model's
+ * maximum, when any) and embedding (embedding_b64 when B64).
+ */
+int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
+                  const int32_t *ids, size_t n, const float *tok, int d,
+                  int b64, emb_err *err);
+/* the same from REC's token_embeddings (and input_ids when present) */
+int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
+                         int b64, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* validation against goldens (lib/validate.c, lib/manifest.c)         */
