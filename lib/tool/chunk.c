@@ -427,3 +427,121 @@ out:
 	free(ids);
 	return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* one vector per document from its windows                            */
+
+void emb_group_init(emb_group *g, const char *field)
+{
+	memset(g, 0, sizeof(*g));
+	g->field = field;
+	emb_buf_init(&g->line);
+}
+
+void emb_group_release(emb_group *g)
+{
+	emb_record_free(g->first);
+	free(g->key);
+	free(g->sum);
+	emb_buf_release(&g->line);
+	memset(g, 0, sizeof(*g));
+}
+
+/* the group held (if any) as one record on b */
+static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
+{
+	static const char *const drop[] = {
+		"chunk", "chunks", "span", "input_ids", "token_type_ids",
+		"tokens", "offsets", "prompt_length", "embedding",
+		"embedding_b64", NULL };
+	int i;
+
+	if (!g->count)
+		return 0;
+	for (i = 0; i < g->dim; i++)
+		g->sum[i] /= (float)g->count;
+	emb_normalize(g->sum, g->dim);
+	for (i = 0; i < g->dim; i++)
+		if (!isfinite(g->sum[i]))
+			return emb_err_set(err, "the mean embedding of %s %.*s is not finite",
+			                   g->field, (int)(g->keylen > 64 ? 64 : g->keylen),
+			                   g->key);
+	emb_out_begin(b, g->first, drop);
+	emb_out_int(b, "chunks", (long long)g->count);
+	emb_out_floats(b, "embedding", g->sum, (size_t)g->dim, b64);
+	emb_out_end(b);
+	g->count = 0;
+	return 0;
+}
+
+int emb_group_add(emb_group *g, emb_buf *b, const emb_record *rec, int b64,
+                  emb_err *err)
+{
+	const char *key;
+	size_t klen, rows, cols;
+	float *v;
+	int i;
+
+	key = emb_record_raw(rec, g->field, &klen);
+	if (!key)
+		return emb_err_set(err, "missing field '%s' (--group-by)", g->field);
+	if (emb_record_get_floats(rec, "embedding", &v, &rows, &cols, err) < 0)
+		return -1;
+	if (rows != 1 || cols == 0 || cols > (1u << 30)) {
+		free(v);
+		return emb_err_set(err, "field 'embedding' must be one non-empty vector");
+	}
+	if (g->count && (klen != g->keylen || memcmp(key, g->key, klen))) {
+		if (group_write(g, b, b64, err) < 0) {
+			g->count = 0;
+			free(v);
+			return -1;
+		}
+	}
+	if (g->count && (int)cols != g->dim) {
+		free(v);
+		return emb_err_set(err, "field 'embedding' has %zu values, the others of %s %.*s %d",
+		                   cols, g->field, (int)(klen > 64 ? 64 : klen), key,
+		                   g->dim);
+	}
+	if (!g->count) {
+		char *k = malloc(klen + 1);
+		float *s = realloc(g->sum, cols * sizeof(float));
+		if (!g->first)
+			g->first = emb_record_new();
+		if (!k || !s || !g->first) {
+			free(k);
+			if (s)
+				g->sum = s;
+			free(v);
+			return emb_err_set(err, "out of memory");
+		}
+		memcpy(k, key, klen);
+		free(g->key);
+		g->key = k;
+		g->keylen = klen;
+		g->sum = s;
+		g->dim = (int)cols;
+		for (i = 0; i < g->dim; i++)
+			g->sum[i] = 0;
+		/* a copy of the first record: its fields head the group's */
+		g->line.len = 0;
+		emb_out_begin(&g->line, rec, NULL);
+		emb_out_end(&g->line);
+		if (emb_buf_failed(&g->line) ||
+		    emb_record_parse(g->first, g->line.p, g->line.len - 1, err) < 0) {
+			free(v);
+			return emb_err_set(err, "out of memory");
+		}
+	}
+	for (i = 0; i < g->dim; i++)
+		g->sum[i] += v[i];
+	g->count++;
+	free(v);
+	return 0;
+}
+
+int emb_group_finish(emb_group *g, emb_buf *b, int b64, emb_err *err)
+{
+	return group_write(g, b, b64, err);
+}

@@ -685,6 +685,19 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 		c->bytes_before += d;
 		emb_reader_free(rd);
 	}
+	if (c->finish && !stop) {
+		emb_err err;
+		size_t mark = out.len;
+		err.msg[0] = 0;
+		if (c->finish(ctx, &out, &err) < 0) {
+			out.len = mark;
+			if (c->progress_shown)
+				fputs("\r\033[K", stderr);
+			c->progress_shown = 0;
+			fprintf(stderr, "%s: error: %s\n", c->prog, err.msg);
+			c->status = EMB_EXIT_RECORD;
+		}
+	}
 	write_out(c, &out);
 	progress(c, NULL, 1);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

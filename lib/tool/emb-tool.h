@@ -91,6 +91,9 @@ typedef struct emb_cli {
 	/* windows (--chunk without --late): new at emb_cli_parse, bound to
 	 * the tokenizer by emb_text_tok_setup, freed by emb_cli_run */
 	emb_chunker *chunker;
+	/* set by the command (optional): append what it still holds at the
+	 * end of the input (records that gather several input records) */
+	int (*finish)(void *ctx, emb_buf *out, emb_err *err);
 } emb_cli;
 
 /* one record moving through the driver */
@@ -264,6 +267,28 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 /* the same from REC's token_embeddings (and input_ids when present) */
 int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
                          int b64, emb_err *err);
+
+/* one vector per document: the mean of the embeddings of consecutive
+ * records with the same FIELD (raw JSON equal), L2-normalized */
+typedef struct emb_group {
+	const char *field;      /* borrowed */
+	emb_record *first;      /* copy of the group's first record */
+	char *key;              /* the group's FIELD (raw JSON) */
+	size_t keylen, count;
+	float *sum;             /* (dim) */
+	int dim;
+	emb_buf line;
+} emb_group;
+
+void emb_group_init(emb_group *g, const char *field);
+void emb_group_release(emb_group *g);
+/* add REC's embedding (borrowed); when REC starts a new group, first
+ * append the finished one to b: the first record's fields without the
+ * window's, chunks (the records averaged) and embedding */
+int emb_group_add(emb_group *g, emb_buf *b, const emb_record *rec, int b64,
+                  emb_err *err);
+/* append the group still held (at the end of the input) */
+int emb_group_finish(emb_group *g, emb_buf *b, int b64, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* validation against goldens (lib/validate.c, lib/manifest.c)         */
