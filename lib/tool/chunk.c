@@ -113,6 +113,11 @@ static int encode_full(emb_encoding *full, emb_chunk_layout *lay,
 	return emb_chunk_layout_of(lay, full, *prompt_cp, err);
 }
 
+int emb_chunker_bound(const emb_chunker *c)
+{
+	return c->tt != NULL;
+}
+
 void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
                       const emb_cli *cli)
 {
@@ -193,8 +198,6 @@ int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
 	int rc;
 
 	c->cur = NULL;
-	if (!c->tt)
-		return emb_err_set(err, "--chunk needs the model's tokenizer files");
 	if (c->next < c->n)
 		return next_window(c, rec, len, err);
 	c->n = c->next = 0;

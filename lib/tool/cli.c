@@ -570,6 +570,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	struct stat st;
 
 	nf = c->nfiles ? c->nfiles : 1;
+	if (c->chunker && !emb_chunker_bound(c->chunker))
+		emb_cli_die(c, EMB_EXIT_MODEL, "--chunk needs the model's tokenizer files");
 	memset(&b, 0, sizeof(b));
 	b.cap = bmax + 1;
 	b.s = calloc((size_t)b.cap, sizeof(*b.s));

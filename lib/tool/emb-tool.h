@@ -228,6 +228,8 @@ void emb_chunker_free(emb_chunker *c);
  * window would be longer than TT's maximum length */
 void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
                       const emb_cli *cli);
+/* 1 once bound */
+int emb_chunker_bound(const emb_chunker *c);
 /*
  * The next record for the command: the next window of the current
  * document, else the windows of the next line of RD.  1: a window record
