@@ -16,12 +16,9 @@ awk '{ t = $0; sub(/^.*"text": *"/, "", t); sub(/" *} *$/, "", t)
 	"$D/corpus/passages.jsonl" | head -n 24 > "$T/docs.jsonl"
 t_lines "24 documents" 24 "$T/docs.jsonl"
 
-# windows share their document's id: compare in line order ("doc")
-byline() { sed 's/"id":/"doc":/' "$1" > "$2"; }
+# emb-validate joins windows on id and chunk
 # "id chunk chunks start end" per line
 spans() { sed 's/.*"id": *\([0-9]*\).*"chunk": *\([0-9]*\), *"chunks": *\([0-9]*\), *"span": *\[\([0-9]*\), *\([0-9]*\)\].*/\1 \2 \3 \4 \5/' "$1"; }
-byline "$GW" "$T/gw"
-byline "$GL" "$T/gl"
 spans "$GW" > "$T/gw.spans"
 spans "$GL" > "$T/gl.spans"
 
@@ -29,18 +26,21 @@ spans "$GL" > "$T/gl.spans"
 emb-tokenize -m "$M" --chunk 62 --overlap 16 "$T/docs.jsonl" > "$T/tok" 2> "$T/err"; s=$?
 t_eq "emb-tokenize --chunk 62 --overlap 16: exit 0, quiet" "$s$(cat "$T/err")" 0
 t_lines "one record per window (246)" 246 "$T/tok"
-byline "$T/tok" "$T/tok.l"
-t_ok "windows: input_ids token-exact" \
-	emb-validate --quiet --field input_ids "$T/gw" "$T/tok.l"
+t_ok "windows: input_ids token-exact, spans exact" \
+	emb-validate --quiet --field input_ids --field span "$GW" "$T/tok"
 spans "$T/tok" > "$T/tok.spans"
 t_ok "windows: chunk, chunks and span as the golden" cmp -s "$T/gw.spans" "$T/tok.spans"
+emb-tokenize -m "$M" --chunk 62 --overlap 15 "$T/docs.jsonl" > "$T/tok15"
+emb-validate --quiet --field input_ids "$GW" "$T/tok15" > /dev/null 2>&1
+t_eq "another overlap does not pass for the golden's" "$?" 1
 t_grep "the document's fields pass through" '^{"id": 0,"text": "Apache License' "$T/tok"
 
 emb-encode -m "$M" --pool --chunk 62 --overlap 16 -j 2 "$T/docs.jsonl" > "$T/enc" 2> "$T/err"; s=$?
 t_eq "emb-encode --pool --chunk: exit 0, quiet" "$s$(cat "$T/err")" 0
-byline "$T/enc" "$T/enc.l"
 t_ok "windows: embeddings within 1e-5 (and input_ids exact)" \
-	emb-validate --quiet --atol 1e-5 --field embedding --field input_ids "$T/gw" "$T/enc.l"
+	emb-validate --quiet --atol 1e-5 --field embedding --field input_ids "$GW" "$T/enc"
+emb-validate "$GW" "$T/enc" > "$T/v.out"
+t_grep "emb-validate joins windows on id and chunk" "^embedding: 246 records, .*(id [0-9]* chunk [0-9]*).*: ok" "$T/v.out"
 spans "$T/enc" > "$T/enc.spans"
 t_ok "emb-encode windows: chunk, chunks, span" cmp -s "$T/gw.spans" "$T/enc.spans"
 # the first four documents' windows again, other ways (kept short)
@@ -91,9 +91,8 @@ t_ok "prompt, one window: the same vector as the whole text" cmp -s "$T/p.whole"
 # --- late chunking ----------------------------------------------------------
 emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late "$T/docs.jsonl" > "$T/late" 2> "$T/err"; s=$?
 t_eq "emb-encode --pool --chunk 64 --overlap 16 --late: exit 0, quiet" "$s$(cat "$T/err")" 0
-byline "$T/late" "$T/late.l"
-t_ok "late: embeddings within 1e-5" \
-	emb-validate --quiet --atol 1e-5 --field embedding "$T/gl" "$T/late.l"
+t_ok "late: embeddings within 1e-5, spans exact" \
+	emb-validate --quiet --atol 1e-5 --field embedding --field span "$GL" "$T/late"
 spans "$T/late" > "$T/late.spans"
 t_ok "late: chunk, chunks, span as the golden" cmp -s "$T/gl.spans" "$T/late.spans"
 t_nogrep "late: no input_ids" '"input_ids"' "$T/late"
