@@ -121,6 +121,23 @@ emb-tokenize -m "$C" --prompt "query: " "$T/p.jsonl" | emb-encode -m "$C" |
 	emb-pool -m "$C" --chunk 3 --overlap 1 --late > "$T/plate2"
 t_ok "late with a prompt through emb-pool: the same bytes" cmp -s "$T/plate" "$T/plate2"
 
+# a suffix-only post-processor (</s>) and Dense + Normalize modules:
+# late windows are the model's own pooling of the windows' rows
+G=$(t_fixture gemma-embed-tiny)
+emb-tokenize -m "$G" --chunk 3 --overlap 1 "$T/p.jsonl" > "$T/g.tok"
+t_eq "suffix only: content + </s>, no prefix" \
+	"$(sed 's/.*"input_ids":\(\[[0-9,]*\]\).*/\1/' "$T/g.tok" | tr '\n' ' ')" \
+	"[21820,600,1148,1] [1148,296,13,1] [13,1499,1] "
+emb-encode -m "$G" "$T/p.jsonl" |
+	sed 's/.*"token_embeddings":\[\[\(.*\)\]\].*/\1/; s/\],\[/\n/g' > "$T/grows"
+awk '{ r[NR - 1] = $0 } END { split("0 3 2 5 4 6", w, " ")
+	for (j = 1; j < 6; j += 2) { printf "{\"token_embeddings\":[["
+	  for (i = w[j]; i < w[j + 1]; i++) printf "%s%s", (i > w[j] ? "],[" : ""), r[i]
+	  print "]]}" } }' "$T/grows" | emb-pool -m "$G" --mode mean > "$T/gwin"
+emb-encode -m "$G" --pool --chunk 3 --overlap 1 --late "$T/p.jsonl" > "$T/glate"
+t_ok "late, Dense + Normalize: emb-pool --mode mean of each window's rows" \
+	emb-validate --quiet --atol 1e-6 --field embedding "$T/gwin" "$T/glate"
+
 # --- pairs, empty texts, bad records --------------------------------------
 printf '{"id":1,"text":"a b","text_pair":"c"}\n{"id":2,"text":""}\n' > "$T/odd.jsonl"
 emb-tokenize -m "$M" --chunk 4 --errors=emit "$T/odd.jsonl" > "$T/odd.out" 2> "$T/err"; s=$?
