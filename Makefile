@@ -12,15 +12,16 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
-	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o
+	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/decoder.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/search.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/search.o \
+	lib/st/chunk.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o \
-	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o
+	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
 
@@ -33,7 +34,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
-	test/unit/test_search.o
+	test/unit/test_search.o test/unit/test_chunk.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 

@@ -27,6 +27,13 @@ static const char usage[] =
 "  --top-k K          keep the K largest sparse values (--pool=splade)\n"
 "  --terms            sparse: write \"terms\" (vocabulary strings) instead\n"
 "                     of \"indices\" (--pool=splade)\n"
+"  --chunk W          long texts: one record per window of W content tokens\n"
+"                     (no specials, no prompt), with chunk, chunks and span\n"
+"                     ([start,end) code points of text); pairs are an error\n"
+"  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
+"  --late             with --pool and --chunk: late chunking, one forward\n"
+"                     pass over the text, each window the mean of its\n"
+"                     token embeddings (then Dense, Normalize)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
 "  --batch-tokens N   tokens per forward pass (default 8192)\n"
 "  --weights int8     quantize the linear weights to int8 at load (W8)\n"
@@ -80,6 +87,7 @@ typedef struct ctx {
 	int hidden, maxpos, vocab, types;
 	emb_text_tok tt;        /* tt.tok NULL: no tokenizer files */
 	emb_pool_spec spec;
+	emb_late late;          /* --late */
 	float *scratch;
 	size_t scratch_cap;
 	emb_seq *seqs;
@@ -328,7 +336,7 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 		out *o = rs[i]->user;
 		const float *tok = c->scratch + off * h;
 		off += o->n;
-		if (c->pool) {
+		if (c->pool && !c->cli.late) {
 			free(o->v);
 			o->v = NULL;
 			o->vcap = 0;
@@ -345,7 +353,8 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 			}
 			memcpy(o->v, tok, o->n * h * sizeof(float));
 		}
-		if (!all_finite(o->v, c->pool ? (size_t)o->vn : o->n * h)) {
+		if (!all_finite(o->v, c->pool && !c->cli.late ? (size_t)o->vn :
+		                o->n * h)) {
 			rs[i]->bad = 1;
 			emb_err_set(&rs[i]->err, "the model output is not finite (NaN or infinity)");
 		}
@@ -361,6 +370,9 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	ctx *c = vc;
 	out *o = r->user;
 
+	if (c->cli.late)
+		return emb_late_emit(b, &c->late, r->rec, o->ids, o->n, o->v,
+		                     c->hidden, c->cli.b64, err);
 	emb_out_begin(b, r->rec, o->tokenized ? drop_tok : NULL);
 	if (o->tokenized) {
 		emb_out_int32s(b, "input_ids", o->ids, o->n);
@@ -416,7 +428,8 @@ int main(int argc, char **argv)
 
 	c.cli.prog = "emb-encode";
 	c.cli.usage = usage;
-	c.cli.common = EMB_CLI_RAW | EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_TEXT;
+	c.cli.common = EMB_CLI_RAW | EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_TEXT |
+	               EMB_CLI_CHUNK | EMB_CLI_LATE;
 	c.normalize = -1;
 	c.batch_tokens = 8192;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
@@ -426,6 +439,8 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--top-k and --terms need --pool=splade");
 	if (c.splade && (c.dim || c.normalize >= 0))
 		emb_cli_usage_error(&c.cli, "--pool=splade takes no --dim, --normalize or --no-normalize");
+	if (c.cli.late && (!c.pool || c.splade || (c.modes && c.modes != EMB_POOL_MEAN)))
+		emb_cli_usage_error(&c.cli, "--late needs --pool (each window is the mean of its token embeddings)");
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
 	memset(&mo, 0, sizeof(mo));
@@ -470,6 +485,8 @@ int main(int argc, char **argv)
 	if (c.pool && !c.splade && c.dim > pd)
 		emb_cli_usage_error(&c.cli, "--dim %d is larger than the embedding dimension %d",
 		                    c.dim, pd);
+	if (c.cli.late && emb_late_init(&c.late, &c.cli, &c.tt, &c.spec, &err) < 0)
+		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	ops.batch_cost = (size_t)c.batch_tokens;
 	free(dir);
 	status = emb_cli_run(&c.cli, &ops, &c);

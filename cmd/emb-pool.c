@@ -21,6 +21,15 @@ static const char usage[] =
 "  --dim N            keep the first N values, then L2-normalize\n"
 "  --layer-norm       layer-normalize the pooled embedding (no affine,\n"
 "                     eps 1e-5) before --dim: nomic's Matryoshka recipe\n"
+"  --chunk W --late   late chunking (needs -m and the record's text): one\n"
+"                     record per window of W content tokens, the mean of\n"
+"                     their token embeddings (then Dense, Normalize), with\n"
+"                     chunk, chunks and span ([start,end) code points)\n"
+"  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
+"  --group-by FIELD   read embedding instead: one record per run of\n"
+"                     consecutive records with the same FIELD (e.g. id),\n"
+"                     the mean of their embeddings, L2-normalized, and\n"
+"                     chunks (how many); the run's first record's fields\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
 "  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
 "  --strict           stop at the first bad record\n"
@@ -34,7 +43,7 @@ static const char usage[] =
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
 
-enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN };
+enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN, O_GROUP };
 
 static const emb_cli_opt opts[] = {
 	{ "mode", 0, EMB_ARG_REQUIRED, O_MODE },
@@ -42,6 +51,7 @@ static const emb_cli_opt opts[] = {
 	{ "no-normalize", 0, EMB_ARG_NONE, O_NONORM },
 	{ "dim", 0, EMB_ARG_REQUIRED, O_DIM },
 	{ "layer-norm", 0, EMB_ARG_NONE, O_LN },
+	{ "group-by", 0, EMB_ARG_REQUIRED, O_GROUP },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -52,6 +62,10 @@ typedef struct ctx {
 	int dim;
 	int layer_norm;
 	emb_pool_spec spec;
+	emb_text_tok tt;        /* --late: the tokenizer */
+	emb_late late;
+	const char *group_by;   /* --group-by FIELD */
+	emb_group group;
 } ctx;
 
 typedef struct out {
@@ -81,6 +95,9 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 	case O_LN:
 		c->layer_norm = 1;
 		return 0;
+	case O_GROUP:
+		c->group_by = arg;
+		return 0;
 	}
 	return -1;
 }
@@ -100,6 +117,10 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	}
 	free(o->v);
 	o->v = NULL;
+	if (c->cli.late || c->group_by) {       /* done as it is written */
+		r->cost = 1;
+		return 0;
+	}
 	if (emb_record_get_floats(r->rec, "token_embeddings", &tok, &rows, &cols,
 	                          err) < 0)
 		return -1;
@@ -131,7 +152,10 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	ctx *c = vc;
 	out *o = r->user;
 
-	(void)err;
+	if (c->cli.late)
+		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64, err);
+	if (c->group_by)
+		return emb_group_add(&c->group, b, r->rec, c->cli.b64, err);
 	emb_out_begin(b, r->rec, drop);
 	emb_out_floats(b, "embedding", o->v, (size_t)o->n, c->cli.b64);
 	emb_out_end(b);
@@ -147,6 +171,13 @@ static void free_user(void *vc, void *u)
 	free(o);
 }
 
+static int finish(void *vc, emb_buf *b, emb_err *err)
+{
+	ctx *c = vc;
+
+	return emb_group_finish(&c->group, b, c->cli.b64, err);
+}
+
 int main(int argc, char **argv)
 {
 	static ctx c;
@@ -155,12 +186,12 @@ int main(int argc, char **argv)
 
 	c.cli.prog = "emb-pool";
 	c.cli.usage = usage;
-	c.cli.common = EMB_CLI_B64 | EMB_CLI_MODEL;
+	c.cli.common = EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_CHUNK | EMB_CLI_LATE;
 	c.normalize = -1;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
 	c.spec.modes = EMB_POOL_MEAN;
 	c.spec.include_prompt = 1;
-	dir = emb_cli_model_dir(&c.cli, 0);
+	dir = emb_cli_model_dir(&c.cli, c.cli.late);
 	if (dir) {
 		emb_st_config st;
 		emb_err err;
@@ -185,6 +216,8 @@ int main(int argc, char **argv)
 		st.dense = NULL;
 		st.n_dense = 0;
 		emb_st_config_release(&st);
+		if (c.cli.late)
+			emb_text_tok_setup(&c.tt, &c.cli, dir, 0);
 		free(dir);
 	}
 	if (c.modes)
@@ -193,5 +226,26 @@ int main(int argc, char **argv)
 		c.spec.normalize = c.normalize;
 	c.spec.dim = c.dim;
 	c.spec.layer_norm = c.layer_norm;
+	if (c.group_by) {
+		int status;
+		if (c.cli.late || c.cli.model || c.modes || c.normalize >= 0 ||
+		    c.dim || c.layer_norm)
+			emb_cli_usage_error(&c.cli, "--group-by takes no -m, --late, --mode, --normalize, --no-normalize, --dim or --layer-norm");
+		emb_group_init(&c.group, c.group_by);
+		c.cli.finish = finish;
+		status = emb_cli_run(&c.cli, &ops, &c);
+		emb_group_release(&c.group);
+		return status;
+	}
+	if (c.cli.late) {
+		emb_err err;
+		int status;
+		err.msg[0] = 0;
+		if (emb_late_init(&c.late, &c.cli, &c.tt, &c.spec, &err) < 0)
+			emb_cli_usage_error(&c.cli, "%s", err.msg);
+		status = emb_cli_run(&c.cli, &ops, &c);
+		emb_text_tok_release(&c.tt);
+		return status;
+	}
 	return emb_cli_run(&c.cli, &ops, &c);
 }

@@ -18,6 +18,11 @@ static const char usage[] =
 "  --prompt-name NAME prepend the model's prompt NAME\n"
 "  --no-prompt        ignore the model's default prompt\n"
 "  --tokens           also write the token strings as tokens\n"
+"  --chunk W          long documents: one record per window of W content\n"
+"                     tokens (no specials, no prompt), with chunk, chunks\n"
+"                     and span ([start,end) code points of text); nothing\n"
+"                     is truncated; pairs are an error\n"
+"  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
 "  --offsets          also write offsets: [start,end) of each token in\n"
 "                     code points of its text (text_pair for the second\n"
 "                     sequence; [0,0] for special tokens)\n"
@@ -147,7 +152,7 @@ int main(int argc, char **argv)
 
 	c.cli.prog = "emb-tokenize";
 	c.cli.usage = usage;
-	c.cli.common = EMB_CLI_RAW | EMB_CLI_MODEL | EMB_CLI_TEXT;
+	c.cli.common = EMB_CLI_RAW | EMB_CLI_MODEL | EMB_CLI_TEXT | EMB_CLI_CHUNK;
 	c.cli.tok_only = 1;     /* modules.json is not needed */
 	static const emb_cli_opt extra[] = {
 		{ "offsets", 0, EMB_ARG_NONE, OPT_OFFSETS },

@@ -118,4 +118,17 @@ void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
  */
 int emb_quantize_model(const char *dir, const char *out, const char *type,
                        emb_err *err);
+/* ------------------------------------------------------------------ */
+/* late chunking (st/chunk.c)                                          */
+
+/* width of a late-chunking vector over hidden size D */
+int emb_chunk_pool_dim(int d, const emb_dense *dense, size_t n_dense);
+/*
+ * tok (n, d) rows [START, END) -> *out (new, free()) of *outn values:
+ * the mean of those rows, then DENSE (borrowed, N_DENSE modules) in
+ * order, then L2-normalized when NORMALIZE.
+ */
+int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
+                   size_t start, size_t end, const emb_dense *dense,
+                   size_t n_dense, int normalize, emb_err *err);
 #endif /* EMB_ST_H */

@@ -67,4 +67,49 @@ size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair);
 int emb_tokenizer_special_ids(int32_t **out, size_t *n,
                               const emb_tokenizer *tok, emb_err *err);
 
+/* ------------------------------------------------------------------ */
+/* windows over long documents (tok/chunk.c)                           */
+/* Content tokens c[0..L): a document's untruncated encoding without   */
+/* the post-processor's specials and a prompt's tokens.  Window j of   */
+/* W tokens overlapping by K covers c[j(W-K) .. min(j(W-K)+W, L)); the */
+/* last is the first whose end reaches L; L <= W (also L = 0): one.    */
+
+/* 0 when 1 <= w and 0 <= k < w, else -1 (err names --chunk/--overlap) */
+int emb_chunk_check(long long w, long long k, emb_err *err);
+/* number of windows (>= 1) of LEN content tokens; 0 when w, k are bad */
+size_t emb_chunk_count(size_t len, size_t w, size_t k);
+/* window j (< emb_chunk_count) -> [*start, *end) of the content */
+void emb_chunk_window(size_t *start, size_t *end, size_t j, size_t len,
+                      size_t w, size_t k);
+
+typedef struct emb_chunk_layout {
+	size_t lead;    /* tokens before the content: prefix specials, then
+	                   the prompt's tokens */
+	size_t len;     /* content tokens (L) */
+	size_t trail;   /* suffix specials */
+} emb_chunk_layout;
+
+/*
+ * The layout of ENC (borrowed): an untruncated encoding of one sequence,
+ * a prompt of PROMPT_CP code points (0: none) followed by the text.  The
+ * prompt's tokens are those ending within its code points.  -1 (err)
+ * when a special token sits inside the content.
+ */
+int emb_chunk_layout_of(emb_chunk_layout *lay, const emb_encoding *enc,
+                        size_t prompt_cp, emb_err *err);
+/*
+ * Window [START, END) of the content of ENC as an encoding of its own:
+ * the lead tokens + content[START..END) + the suffix specials, with
+ * offsets in code points of the text (the prompt's PROMPT_CP taken off;
+ * -1,-1 for specials).  OUT: reused, emb_encoding_release.
+ */
+int emb_chunk_encoding(emb_encoding *out, const emb_encoding *enc,
+                       const emb_chunk_layout *lay, size_t start,
+                       size_t end, size_t prompt_cp, emb_err *err);
+/* span[0..2): [start of the window's first token, end of its last) in
+ * code points of the text; [0, 0] for an empty window */
+void emb_chunk_span(size_t span[2], const emb_encoding *enc,
+                    const emb_chunk_layout *lay, size_t start, size_t end,
+                    size_t prompt_cp);
+
 #endif /* EMB_TOK_H */

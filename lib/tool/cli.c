@@ -99,7 +99,8 @@ int emb_cli_parse_int(long long *out, const char *s, long long min,
 enum {
 	K_HELP = 1000, K_VERSION, K_ERRORS, K_STRICT, K_MAXLINE, K_PROGRESS,
 	K_NOPROGRESS, K_RAW, K_B64, K_MODEL, K_MAXLEN, K_NOTRUNC, K_PROMPT,
-	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP,
+	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP, K_CHUNK, K_OVERLAP,
+	K_LATE,
 };
 
 static const struct copt {
@@ -124,6 +125,9 @@ static const struct copt {
 	{ { "prompt-name", 0, EMB_ARG_REQUIRED, K_PROMPTNAME }, EMB_CLI_TEXT },
 	{ { "no-prompt", 0, EMB_ARG_NONE, K_NOPROMPT }, EMB_CLI_TEXT },
 	{ { "tokens", 0, EMB_ARG_NONE, K_TOKENS }, EMB_CLI_TEXT },
+	{ { "chunk", 0, EMB_ARG_REQUIRED, K_CHUNK }, EMB_CLI_CHUNK },
+	{ { "overlap", 0, EMB_ARG_REQUIRED, K_OVERLAP }, EMB_CLI_CHUNK },
+	{ { "late", 0, EMB_ARG_NONE, K_LATE }, EMB_CLI_LATE },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
 
@@ -178,6 +182,16 @@ static int common_option(emb_cli *c, int key, const char *arg)
 	case K_TOKENS: c->tokens = 1; return 0;
 	case K_FIELDS: c->keep_fields = arg; return 0;
 	case K_DROP: c->drop_fields = arg; return 0;
+	case K_CHUNK:
+	case K_OVERLAP:
+		if (emb_cli_parse_int(&v, arg, key == K_CHUNK ? 1 : 0, 1 << 30, 0) < 0)
+			emb_cli_usage_error(c, "--%s must be a %s number of tokens, not '%s'",
+			                    key == K_CHUNK ? "chunk" : "overlap",
+			                    key == K_CHUNK ? "positive" : "non-negative",
+			                    arg);
+		*(key == K_CHUNK ? &c->chunk : &c->overlap) = v;
+		return 0;
+	case K_LATE: c->late = 1; return 0;
 	}
 	return -1;
 }
@@ -211,6 +225,27 @@ static const emb_cli_opt *find_opt(const emb_cli *c, const emb_cli_opt *extra,
 
 static void catch_sigbus(const char *prog);
 
+/* --chunk W [--overlap K] [--late]: checked, and the windows' splitter */
+static void chunk_options(emb_cli *c)
+{
+	emb_err err;
+
+	err.msg[0] = 0;
+	if (!c->chunk && c->overlap >= 0)
+		emb_cli_usage_error(c, "--overlap needs --chunk");
+	if (!c->chunk && c->late)
+		emb_cli_usage_error(c, "--late needs --chunk");
+	if (c->chunk && !c->late && !(c->common & EMB_CLI_TEXT))
+		emb_cli_usage_error(c, "--chunk needs --late here (token embeddings are cut into windows only by late chunking)");
+	if (c->chunk && emb_chunk_check(c->chunk, c->overlap < 0 ? 0 : c->overlap,
+	                                &err) < 0)
+		emb_cli_usage_error(c, "%s", err.msg);
+	if (c->chunk && !c->late &&
+	    emb_chunker_new(&c->chunker, c->chunk, c->overlap < 0 ? 0 : c->overlap,
+	                    c->tokens, c->raw, &err) < 0)
+		emb_cli_die(c, EMB_EXIT_USAGE, "%s", err.msg);
+}
+
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
                    const emb_cli_opt *extra,
                    int (*handler)(void *ctx, int key, const char *arg,
@@ -223,6 +258,7 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 	catch_sigbus(c->prog);
 	c->max_line = DEFAULT_MAX_LINE;
 	c->max_length = -1;
+	c->overlap = -1;
 	c->progress = isatty(2);
 	c->files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!c->files)
@@ -296,6 +332,7 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 		                   &err) < 0)
 			emb_cli_usage_error(c, "%s", err.msg);
 	}
+	chunk_options(c);
 }
 
 char *emb_cli_model_dir(const emb_cli *c, int required)
@@ -586,6 +623,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	struct stat st;
 
 	nf = c->nfiles ? c->nfiles : 1;
+	if (c->chunker && !emb_chunker_bound(c->chunker))
+		emb_cli_die(c, EMB_EXIT_MODEL, "--chunk needs the model's tokenizer files");
 	memset(&b, 0, sizeof(b));
 	b.cap = bmax + 1;
 	b.s = calloc((size_t)b.cap, sizeof(*b.s));
@@ -639,7 +678,9 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (!r)
 				emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 			r->err.msg[0] = 0;
-			rc = emb_reader_next(rd, &line, &len, &r->err);
+			rc = c->chunker ? emb_chunker_next(c->chunker, rd, r->rec, &len,
+			                                   &r->err) :
+			     emb_reader_next(rd, &line, &len, &r->err);
 			if (rc == 0)
 				break;
 			r->file = emb_reader_name(rd);
@@ -649,7 +690,9 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			r->cost = 0;
 			if (rc < 0) {
 				r->bad = 1;
-			} else if ((c->raw ? emb_record_from_text(r->rec, line, len,
+				r->parsed = rc == -2;   /* a window's document */
+			} else if (!c->chunker &&
+			           (c->raw ? emb_record_from_text(r->rec, line, len,
 			                                          &r->err) :
 			            emb_record_parse(r->rec, line, len, &r->err)) < 0) {
 				r->bad = 1;
@@ -697,6 +740,19 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 		c->bytes_before += d;
 		emb_reader_free(rd);
 	}
+	if (c->finish && !stop) {
+		emb_err err;
+		size_t mark = out.len;
+		err.msg[0] = 0;
+		if (c->finish(ctx, &out, &err) < 0) {
+			out.len = mark;
+			if (c->progress_shown)
+				fputs("\r\033[K", stderr);
+			c->progress_shown = 0;
+			fprintf(stderr, "%s: error: %s\n", c->prog, err.msg);
+			c->status = EMB_EXIT_RECORD;
+		}
+	}
 	write_out(c, &out);
 	progress(c, NULL, 1);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -724,6 +780,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	c->files = NULL;
 	emb_fields_free(c->fields);
 	c->fields = NULL;
+	emb_chunker_free(c->chunker);
+	c->chunker = NULL;
 	return c->status;
 }
 
@@ -891,6 +949,10 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 		t->prompt_tokens = enc.len > 0 ? enc.len - 1 : 0;
 		emb_encoding_release(&enc);
 	}
+	if (c->chunker) {       /* --chunk: windows of this tokenizer */
+		emb_chunker_bind(c->chunker, t, c);
+		t->chunker = c->chunker;
+	}
 }
 
 void emb_text_tok_release(emb_text_tok *t)
@@ -982,6 +1044,12 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 	size_t tlen, plen = 0;
 
 	*prompt_length = 0;
+	if (t->chunker) {       /* a window record: its window's tokens */
+		int rc = emb_chunker_current(t->chunker, enc, prompt_length, rec,
+		                             err);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
+	}
 	if (emb_record_get_string(rec, "text", &text, &tlen, err) < 0)
 		return -1;
 	if (emb_record_has(rec, "text_pair") &&

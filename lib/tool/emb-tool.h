@@ -56,7 +56,11 @@ enum {
 	EMB_CLI_MODEL = 1u << 2, /* -m/--model MODEL */
 	EMB_CLI_TEXT = 1u << 3,  /* --max-length --no-truncate --prompt
 	                            --prompt-name --no-prompt --tokens */
+	EMB_CLI_CHUNK = 1u << 4, /* --chunk W --overlap K (windows) */
+	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
 };
+
+typedef struct emb_chunker emb_chunker;
 
 typedef struct emb_cli {
 	/* set by the command before emb_cli_parse */
@@ -86,6 +90,15 @@ typedef struct emb_cli {
 	/* set by the command: it only tokenizes (emb_text_tok_setup reads
 	 * no modules.json, see emb_st_config_load_text) */
 	int tok_only;
+	/* --chunk W (0: absent), --overlap K (-1: absent), --late */
+	long long chunk, overlap;
+	int late;
+	/* windows (--chunk without --late): new at emb_cli_parse, bound to
+	 * the tokenizer by emb_text_tok_setup, freed by emb_cli_run */
+	emb_chunker *chunker;
+	/* set by the command (optional): append what it still holds at the
+	 * end of the input (records that gather several input records) */
+	int (*finish)(void *ctx, emb_buf *out, emb_err *err);
 } emb_cli;
 
 /* one record moving through the driver */
@@ -159,6 +172,7 @@ typedef struct emb_text_tok {
 	size_t prompt_len;
 	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
 	int lower;              /* sentence_bert_config do_lower_case */
+	emb_chunker *chunker;   /* borrowed: the driver's windows, or NULL */
 } emb_text_tok;
 
 /*
@@ -259,6 +273,83 @@ int emb_rerank_maxsim_setup(emb_rerank *c, const char *dir, emb_err *err);
 void emb_rerank_release(emb_rerank *c);
 /* the record driver's callbacks (ctx: the emb_rerank) */
 extern const emb_cli_ops emb_rerank_ops, emb_rerank_maxsim_ops;
+
+/* ------------------------------------------------------------------ */
+/* long documents (tool/chunk.c): windows and late chunking            */
+
+/* a splitter of documents into window records (W, K as emb_chunk_check
+ * takes them; TOKENS: write "tokens"; RAW: input lines are plain text).
+ * *out: new, emb_chunker_free */
+int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
+                    int raw, emb_err *err);
+void emb_chunker_free(emb_chunker *c);
+/* tokenize with TT (borrowed; it must outlive c); exits 2 (usage) when a
+ * window would be longer than TT's maximum length */
+void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
+                      const emb_cli *cli);
+/* 1 once bound */
+int emb_chunker_bound(const emb_chunker *c);
+/*
+ * The next record for the command: the next window of the current
+ * document, else the windows of the next line of RD.  1: a window record
+ * in REC (*len: its size); 0: end of input; -1: a bad line (err; REC
+ * does not hold it); -2: a bad document (err; REC holds a record of it).
+ */
+int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
+                     size_t *len, emb_err *err);
+/* 1: REC (borrowed) is the window record just handed out: its encoding
+ * into enc (offsets in code points of the text); 0: it is not; -1 err */
+int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
+                        size_t *prompt_length, const emb_record *rec,
+                        emb_err *err);
+
+/* late chunking: windows pooled from one forward pass */
+typedef struct emb_late {
+	const emb_text_tok *tt; /* borrowed: tokenizer (and prompt) */
+	size_t w, k;
+	const emb_pool_spec *spec; /* borrowed: Dense, Normalize, dim */
+} emb_late;
+
+/* from c's --chunk/--overlap; -1 (err) without a tokenizer or with
+ * spec->layer_norm */
+int emb_late_init(emb_late *l, const emb_cli *c, const emb_text_tok *tt,
+                  const emb_pool_spec *spec, emb_err *err);
+/*
+ * Append to b one record per window of REC (borrowed: its text, and
+ * prompt_length when present, say where the content sits in IDS): IDS
+ * (n; NULL: not known) the model's input, TOK (n, d) its token
+ * embeddings.  Each record: REC's fields without the per-token ones, plus
+ * chunk, chunks, span, truncated (content tokens past the model's
+ * maximum, when any) and embedding (embedding_b64 when B64).
+ */
+int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
+                  const int32_t *ids, size_t n, const float *tok, int d,
+                  int b64, emb_err *err);
+/* the same from REC's token_embeddings (and input_ids when present) */
+int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
+                         int b64, emb_err *err);
+
+/* one vector per document: the mean of the embeddings of consecutive
+ * records with the same FIELD (raw JSON equal), L2-normalized */
+typedef struct emb_group {
+	const char *field;      /* borrowed */
+	emb_record *first;      /* copy of the group's first record */
+	char *key;              /* the group's FIELD (raw JSON) */
+	size_t keylen, count;
+	float *sum;             /* (dim) */
+	int dim;
+	emb_buf line;
+} emb_group;
+
+void emb_group_init(emb_group *g, const char *field);
+void emb_group_release(emb_group *g);
+/* add REC's embedding (borrowed); when REC starts a new group, first
+ * append the finished one to b: the first record's fields without the
+ * window's, chunks (the records averaged) and embedding */
+int emb_group_add(emb_group *g, emb_buf *b, const emb_record *rec, int b64,
+                  emb_err *err);
+/* append the group still held (at the end of the input) */
+int emb_group_finish(emb_group *g, emb_buf *b, int b64, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* validation against goldens (lib/validate.c, lib/manifest.c)         */

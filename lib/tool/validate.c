@@ -3,7 +3,8 @@
  *
  * Records of the two sides are joined on the raw JSON text of "id" (or
  * on their ordinal in line order when the first record of either side
- * has no id).  Both streams are consumed incrementally: a record waits in
+ * has no id); a window of a long document (--chunk) on "id" and
+ * "chunk".  Both streams are consumed incrementally: a record waits in
  * a per-side table until its partner arrives, so streams in the same
  * order need almost no memory, and any order works.  Only the fields
  * that are compared are kept (extracted into struct vval), never the
@@ -47,6 +48,7 @@ static const struct vdef defs[] = {
 	{ "token_type_ids", VK_INTS, { "token_type_ids" },
 	  { "token_type_ids" }, NULL, 0, 1 },
 	{ "tokens", VK_STRS, { "tokens" }, { "tokens" }, NULL, 0, 0 },
+	{ "span", VK_INTS, { "span" }, { "span" }, NULL, 0, 1 },
 	{ "embedding", VK_FLOATS, { "embedding" }, { "embedding" }, NULL, -1, 0 },
 	{ "token_embeddings", VK_FLOATS,
 	  { "last_hidden_state", "token_embeddings" },
@@ -1027,7 +1029,15 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 	it = xcalloc(1, sizeof(*it));
 	it->ord = s->n;
 	raw = emb_record_raw(rec, "id", &len);
-	if (raw) {
+	if (raw && emb_record_raw(rec, "chunk", NULL)) {
+		/* windows share their document's id */
+		size_t clen = 0;
+		const char *ch = emb_record_raw(rec, "chunk", &clen);
+		it->has_id = 1;
+		it->key = xasprintf("%.*s#%.*s", (int)len, raw, (int)clen, ch);
+		it->label = xasprintf("id %.*s chunk %.*s", (int)len, raw,
+		                      (int)clen, ch);
+	} else if (raw) {
 		it->has_id = 1;
 		it->key = xstrndup(raw, len);
 		it->label = xasprintf("id %s", it->key);

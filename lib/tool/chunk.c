@@ -1,0 +1,550 @@
+/*
+ * tool/chunk.c - long documents in the record driver.
+ *
+ * Windows (--chunk W [--overlap K]): the driver hands the command one
+ * record per window instead of the document's record (emb_chunker_next);
+ * each holds the document's fields, chunk, chunks, span and the window's
+ * input_ids, token_type_ids (and prompt_length, tokens), so that
+ * emb-encode embeds it as it would any tokenized record, and
+ * emb_text_tok_record gives emb-tokenize the window's encoding.
+ *
+ * Late chunking (--chunk W [--overlap K] --late): the command runs the
+ * model once over the document (truncated to the model's maximum length
+ * as usual) and emb_late_emit writes one record per window of the
+ * content that fits, its vector pooled from the token embeddings
+ * (emb_chunk_pool).
+ *
+ * Pairs (text_pair) are not cut into windows: a record with one is an
+ * error.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool/emb-tool.h"
+
+struct emb_chunker {
+	size_t w, k;
+	int tokens, raw;
+	const emb_text_tok *tt;         /* borrowed (emb_chunker_bind) */
+	emb_record *src;                /* the document being cut */
+	emb_encoding full, win;
+	emb_chunk_layout lay;
+	size_t prompt_cp;
+	size_t n, next;                 /* windows, the next to hand out */
+	const emb_record *cur;          /* borrowed: the record of window
+	                                   next - 1 (as handed out) */
+	emb_buf line;
+};
+
+int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
+                    int raw, emb_err *err)
+{
+	emb_chunker *c;
+
+	*out = NULL;
+	if (emb_chunk_check(w, k, err) < 0)
+		return -1;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->src = emb_record_new())) {
+		free(c);
+		return emb_err_set(err, "out of memory");
+	}
+	c->w = (size_t)w;
+	c->k = (size_t)k;
+	c->tokens = tokens;
+	c->raw = raw;
+	emb_encoding_init(&c->full);
+	emb_encoding_init(&c->win);
+	emb_buf_init(&c->line);
+	*out = c;
+	return 0;
+}
+
+void emb_chunker_free(emb_chunker *c)
+{
+	if (!c)
+		return;
+	emb_record_free(c->src);
+	emb_encoding_release(&c->full);
+	emb_encoding_release(&c->win);
+	emb_buf_release(&c->line);
+	free(c);
+}
+
+/* code points of s (n bytes of valid UTF-8), as the front end feeds it to
+ * the tokenizer: lowercasing turns U+0130 into two code points */
+static size_t code_points(const char *s, size_t n, int lower)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if ((ch & 0xc0) != 0x80)
+			k++;
+		if (lower && ch == 0xc4 && i + 1 < n &&
+		    (unsigned char)s[i + 1] == 0xb0)
+			k++;
+	}
+	return k;
+}
+
+/* the full, untruncated encoding of the record's text (the prompt first,
+ * as the front end applies it) and its layout */
+static int encode_full(emb_encoding *full, emb_chunk_layout *lay,
+                       size_t *prompt_cp, const emb_text_tok *tt,
+                       const emb_record *rec, int with_prompt, emb_err *err)
+{
+	emb_text_tok t = *tt;
+	size_t pl;
+
+	if (emb_record_has(rec, "text_pair"))
+		return emb_err_set(err, "field 'text_pair': pairs are not cut into windows (--chunk takes single texts)");
+	t.opts.max_length = 0;
+	t.chunker = NULL;
+	if (!with_prompt) {
+		t.prompt = NULL;
+		t.prompt_len = 0;
+	}
+	if (emb_text_tok_record(full, &pl, &t, rec, err) < 0)
+		return -1;
+	*prompt_cp = t.prompt ? code_points(t.prompt, t.prompt_len, t.lower) : 0;
+	return emb_chunk_layout_of(lay, full, *prompt_cp, err);
+}
+
+int emb_chunker_bound(const emb_chunker *c)
+{
+	return c->tt != NULL;
+}
+
+void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
+                      const emb_cli *cli)
+{
+	size_t extra, max = tt->opts.max_length;
+
+	c->tt = tt;
+	/* the longest window: W + the specials + the prompt's tokens */
+	extra = tt->prompt ? tt->prompt_tokens + 1 :
+	        emb_tokenizer_num_special(tt->tok, 0);
+	if (max > 0 && c->w + extra > max)
+		emb_cli_usage_error(cli, "--chunk %zu: windows of %zu tokens with the %zu special and prompt tokens are longer than the maximum length %zu (--max-length)",
+		                    c->w, c->w + extra, extra, max);
+}
+
+/* the record of window c->next into rec */
+static int window_record(emb_chunker *c, emb_record *rec, size_t *len,
+                         emb_err *err)
+{
+	static const char *const drop[] = {
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", "offsets", "chunk", "chunks", "span",
+		"token_embeddings", "token_embeddings_b64", NULL };
+	size_t s, e, span[2];
+	char js[64];
+	int n;
+
+	emb_chunk_window(&s, &e, c->next, c->lay.len, c->w, c->k);
+	if (emb_chunk_encoding(&c->win, &c->full, &c->lay, s, e, c->prompt_cp,
+	                       err) < 0)
+		return -1;
+	emb_chunk_span(span, &c->full, &c->lay, s, e, c->prompt_cp);
+	c->line.len = 0;
+	emb_out_begin(&c->line, c->src, drop);
+	emb_out_int(&c->line, "chunk", (long long)c->next);
+	emb_out_int(&c->line, "chunks", (long long)c->n);
+	n = snprintf(js, sizeof(js), "[%zu,%zu]", span[0], span[1]);
+	emb_out_json(&c->line, "span", js, (size_t)n);
+	emb_out_int32s(&c->line, "input_ids", c->win.ids, c->win.len);
+	emb_out_int32s(&c->line, "token_type_ids", c->win.type_ids, c->win.len);
+	if (c->tokens) {
+		const char **t = malloc((c->win.len + 1) * sizeof(*t));
+		if (!t)
+			return emb_err_set(err, "out of memory");
+		for (size_t i = 0; i < c->win.len; i++)
+			t[i] = emb_tokenizer_id_to_token(c->tt->tok, c->win.ids[i]);
+		emb_out_strings(&c->line, "tokens", t, c->win.len);
+		free(t);
+	}
+	if (c->tt->prompt)
+		emb_out_int(&c->line, "prompt_length", (long long)c->tt->prompt_tokens);
+	emb_out_end(&c->line);
+	if (emb_buf_failed(&c->line))
+		return emb_err_set(err, "out of memory");
+	if (emb_record_parse(rec, c->line.p, c->line.len - 1, err) < 0)
+		return -1;
+	*len = c->line.len;
+	c->cur = rec;
+	c->next++;
+	return 0;
+}
+
+/* a window that cannot be written ends its document: one diagnostic */
+static int next_window(emb_chunker *c, emb_record *rec, size_t *len,
+                       emb_err *err)
+{
+	if (window_record(c, rec, len, err) < 0) {
+		c->n = c->next = 0;
+		return -2;
+	}
+	return 1;
+}
+
+int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
+                     size_t *len, emb_err *err)
+{
+	const char *line;
+	size_t n;
+	int rc;
+
+	c->cur = NULL;
+	if (c->next < c->n)
+		return next_window(c, rec, len, err);
+	c->n = c->next = 0;
+	rc = emb_reader_next(rd, &line, &n, err);
+	if (rc <= 0)
+		return rc;
+	*len = n;
+	/* rec holds the document until its first window: its id names it
+	 * in a diagnostic */
+	if ((c->raw ? emb_record_from_text(rec, line, n, err) :
+	              emb_record_parse(rec, line, n, err)) < 0)
+		return -1;
+	if ((c->raw ? emb_record_from_text(c->src, line, n, err) :
+	              emb_record_parse(c->src, line, n, err)) < 0)
+		return -2;
+	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, c->src, 1,
+	                err) < 0)
+		return -2;
+	c->n = emb_chunk_count(c->lay.len, c->w, c->k);
+	return next_window(c, rec, len, err);
+}
+
+int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
+                        size_t *prompt_length, const emb_record *rec,
+                        emb_err *err)
+{
+	size_t s, e;
+
+	if (!c || !c->cur || c->cur != rec || c->next == 0)
+		return 0;
+	emb_chunk_window(&s, &e, c->next - 1, c->lay.len, c->w, c->k);
+	if (emb_chunk_encoding(enc, &c->full, &c->lay, s, e, c->prompt_cp,
+	                       err) < 0)
+		return -1;
+	*prompt_length = c->tt->prompt ? c->tt->prompt_tokens : 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* late chunking                                                       */
+
+int emb_late_init(emb_late *l, const emb_cli *c, const emb_text_tok *tt,
+                  const emb_pool_spec *spec, emb_err *err)
+{
+	memset(l, 0, sizeof(*l));
+	if (emb_chunk_check(c->chunk, c->overlap > 0 ? c->overlap : 0, err) < 0)
+		return -1;
+	if (!tt || !tt->tok)
+		return emb_err_set(err, "--late needs the model's tokenizer files");
+	if (spec->layer_norm)
+		return emb_err_set(err, "--layer-norm does not apply with --late");
+	l->tt = tt;
+	l->w = (size_t)c->chunk;
+	l->k = c->overlap > 0 ? (size_t)c->overlap : 0;
+	l->spec = spec;
+	return 0;
+}
+
+/* ids (n) == lead tokens (from LEAD_FROM on; before that: a prompt the
+ * layout does not know), content[0..n - lead - trail), suffix of full */
+static int matches(const int32_t *ids, size_t n, const emb_encoding *full,
+                   const emb_chunk_layout *lay, size_t lead, int lead_known)
+{
+	size_t lmax, i;
+
+	if (n < lead + lay->trail || n - lead - lay->trail > lay->len)
+		return 0;
+	if (!ids)
+		return 1;
+	lmax = n - lead - lay->trail;
+	if (lead_known)
+		for (i = 0; i < lead; i++)
+			if (ids[i] != full->ids[i])
+				return 0;
+	for (i = 0; i < lmax; i++)
+		if (ids[lead + i] != full->ids[lay->lead + i])
+			return 0;
+	for (i = 0; i < lay->trail; i++)
+		if (ids[n - lay->trail + i] != full->ids[full->len - lay->trail + i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Where the content sits in the model's input ids (n; NULL: unknown):
+ * *lead positions before it.  Tried in turn: the text with the front
+ * end's prompt (when it has one and the record does not say it had
+ * none), then the text alone after the record's prompt_length leading
+ * tokens (or the prefix specials when it has none).
+ */
+static int late_layout(emb_encoding *full, emb_chunk_layout *lay,
+                       size_t *prompt_cp, size_t *lead,
+                       const emb_text_tok *tt, const emb_record *rec,
+                       const int32_t *ids, size_t n, emb_err *err)
+{
+	int pl;
+
+	if (emb_record_prompt_length(&pl, rec, err) < 0)
+		return -1;
+	if (tt->prompt && (pl > 0 || !emb_record_has(rec, "prompt_length"))) {
+		if (encode_full(full, lay, prompt_cp, tt, rec, 1, err) < 0)
+			return -1;
+		if (matches(ids, n, full, lay, lay->lead, 1)) {
+			*lead = lay->lead;
+			return 0;
+		}
+	}
+	if (encode_full(full, lay, prompt_cp, tt, rec, 0, err) < 0)
+		return -1;
+	*lead = pl > 0 && (size_t)pl >= lay->lead ? (size_t)pl : lay->lead;
+	if (matches(ids, n, full, lay, *lead, pl <= 0))
+		return 0;
+	if (!ids)
+		return emb_err_set(err, "%zu token embeddings do not fit the %zu tokens of 'text' (%zu before and %zu after them)",
+		                   n, lay->len, *lead, lay->trail);
+	return emb_err_set(err, "field 'input_ids' does not hold the tokens of 'text' as the model's tokenizer cuts it");
+}
+
+int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
+                  const int32_t *ids, size_t n, const float *tok, int d,
+                  int b64, emb_err *err)
+{
+	static const char *const drop[] = {
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", "offsets", "chunk", "chunks", "span",
+		"token_embeddings", "token_embeddings_b64", "embedding",
+		"embedding_b64", NULL };
+	const emb_pool_spec *sp = l->spec;
+	emb_encoding full;
+	emb_chunk_layout lay;
+	size_t pcp, lead, lmax, nw, j;
+	int rc = -1;
+
+	emb_encoding_init(&full);
+	if (n > INT_MAX || late_layout(&full, &lay, &pcp, &lead, l->tt, rec, ids,
+	                               n, err) < 0) {
+		if (n > INT_MAX)
+			emb_err_set(err, "too many token embeddings (%zu)", n);
+		goto out;
+	}
+	lmax = n - lead - lay.trail;
+	if (lmax == 0) {
+		emb_err_set(err, "field 'text' has no tokens to pool (late chunking)");
+		goto out;
+	}
+	nw = emb_chunk_count(lmax, l->w, l->k);
+	for (j = 0; j < nw; j++) {
+		size_t s, e, span[2];
+		float *v;
+		int vn;
+		char js[64];
+
+		emb_chunk_window(&s, &e, j, lmax, l->w, l->k);
+		if (emb_chunk_pool(&v, &vn, tok, (int)n, d, lead + s, lead + e,
+		                   sp->dense, sp->n_dense, sp->normalize, err) < 0)
+			goto out;
+		if (sp->dim > 0) {
+			if (sp->dim > vn) {
+				free(v);
+				emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+				            sp->dim, vn);
+				goto out;
+			}
+			vn = sp->dim;
+			emb_normalize(v, vn);
+		}
+		for (int i = 0; i < vn; i++) {
+			if (!isfinite(v[i])) {
+				free(v);
+				emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
+				            i);
+				goto out;
+			}
+		}
+		emb_chunk_span(span, &full, &lay, s, e, pcp);
+		emb_out_begin(b, rec, drop);
+		emb_out_int(b, "chunk", (long long)j);
+		emb_out_int(b, "chunks", (long long)nw);
+		emb_out_json(b, "span", js,
+		             (size_t)snprintf(js, sizeof(js), "[%zu,%zu]", span[0],
+		                              span[1]));
+		if (lay.len > lmax)
+			emb_out_int(b, "truncated", (long long)(lay.len - lmax));
+		emb_out_floats(b, "embedding", v, (size_t)vn, b64);
+		emb_out_end(b);
+		free(v);
+	}
+	rc = 0;
+out:
+	emb_encoding_release(&full);
+	return rc;
+}
+
+int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
+                         int b64, emb_err *err)
+{
+	float *tok = NULL;
+	int32_t *ids = NULL;
+	size_t rows, cols, nids = 0;
+	int rc = -1;
+
+	if (emb_record_get_floats(rec, "token_embeddings", &tok, &rows, &cols,
+	                          err) < 0)
+		return -1;
+	if (rows == 0 || cols == 0) {
+		emb_err_set(err, "field 'token_embeddings' is empty");
+		goto out;
+	}
+	if (rows > (1u << 30) || cols > (1u << 30)) {
+		emb_err_set(err, "field 'token_embeddings' is too large");
+		goto out;
+	}
+	if (emb_record_has(rec, "input_ids")) {
+		if (emb_record_get_int32s(rec, "input_ids", &ids, &nids, err) < 0)
+			goto out;
+		if (nids != rows) {
+			emb_err_set(err, "field 'input_ids' has %zu values, 'token_embeddings' %zu rows",
+			            nids, rows);
+			goto out;
+		}
+	}
+	if (l->spec->in_dim > 0 && (int)cols != l->spec->in_dim) {
+		emb_err_set(err, "token embeddings have %zu columns, the pooling config says %d",
+		            cols, l->spec->in_dim);
+		goto out;
+	}
+	rc = emb_late_emit(b, l, rec, ids, rows, tok, (int)cols, b64, err);
+out:
+	free(tok);
+	free(ids);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* one vector per document from its windows                            */
+
+void emb_group_init(emb_group *g, const char *field)
+{
+	memset(g, 0, sizeof(*g));
+	g->field = field;
+	emb_buf_init(&g->line);
+}
+
+void emb_group_release(emb_group *g)
+{
+	emb_record_free(g->first);
+	free(g->key);
+	free(g->sum);
+	emb_buf_release(&g->line);
+	memset(g, 0, sizeof(*g));
+}
+
+/* the group held (if any) as one record on b */
+static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
+{
+	static const char *const drop[] = {
+		"chunk", "chunks", "span", "input_ids", "token_type_ids",
+		"tokens", "offsets", "prompt_length", "embedding",
+		"embedding_b64", NULL };
+	int i;
+
+	if (!g->count)
+		return 0;
+	for (i = 0; i < g->dim; i++)
+		g->sum[i] /= (float)g->count;
+	emb_normalize(g->sum, g->dim);
+	for (i = 0; i < g->dim; i++)
+		if (!isfinite(g->sum[i]))
+			return emb_err_set(err, "the mean embedding of %s %.*s is not finite",
+			                   g->field, (int)(g->keylen > 64 ? 64 : g->keylen),
+			                   g->key);
+	emb_out_begin(b, g->first, drop);
+	emb_out_int(b, "chunks", (long long)g->count);
+	emb_out_floats(b, "embedding", g->sum, (size_t)g->dim, b64);
+	emb_out_end(b);
+	g->count = 0;
+	return 0;
+}
+
+int emb_group_add(emb_group *g, emb_buf *b, const emb_record *rec, int b64,
+                  emb_err *err)
+{
+	const char *key;
+	size_t klen, rows, cols;
+	float *v;
+	int i;
+
+	key = emb_record_raw(rec, g->field, &klen);
+	if (!key)
+		return emb_err_set(err, "missing field '%s' (--group-by)", g->field);
+	if (emb_record_get_floats(rec, "embedding", &v, &rows, &cols, err) < 0)
+		return -1;
+	if (rows != 1 || cols == 0 || cols > (1u << 30)) {
+		free(v);
+		return emb_err_set(err, "field 'embedding' must be one non-empty vector");
+	}
+	if (g->count && (klen != g->keylen || memcmp(key, g->key, klen))) {
+		if (group_write(g, b, b64, err) < 0) {
+			g->count = 0;
+			free(v);
+			return -1;
+		}
+	}
+	if (g->count && (int)cols != g->dim) {
+		free(v);
+		return emb_err_set(err, "field 'embedding' has %zu values, the others of %s %.*s %d",
+		                   cols, g->field, (int)(klen > 64 ? 64 : klen), key,
+		                   g->dim);
+	}
+	if (!g->count) {
+		char *k = malloc(klen + 1);
+		float *s = realloc(g->sum, cols * sizeof(float));
+		if (!g->first)
+			g->first = emb_record_new();
+		if (!k || !s || !g->first) {
+			free(k);
+			if (s)
+				g->sum = s;
+			free(v);
+			return emb_err_set(err, "out of memory");
+		}
+		memcpy(k, key, klen);
+		free(g->key);
+		g->key = k;
+		g->keylen = klen;
+		g->sum = s;
+		g->dim = (int)cols;
+		for (i = 0; i < g->dim; i++)
+			g->sum[i] = 0;
+		/* a copy of the first record: its fields head the group's */
+		g->line.len = 0;
+		emb_out_begin(&g->line, rec, NULL);
+		emb_out_end(&g->line);
+		if (emb_buf_failed(&g->line) ||
+		    emb_record_parse(g->first, g->line.p, g->line.len - 1, err) < 0) {
+			free(v);
+			return emb_err_set(err, "out of memory");
+		}
+	}
+	for (i = 0; i < g->dim; i++)
+		g->sum[i] += v[i];
+	g->count++;
+	free(v);
+	return 0;
+}
+
+int emb_group_finish(emb_group *g, emb_buf *b, int b64, emb_err *err)
+{
+	return group_write(g, b, b64, err);
+}
