@@ -9,12 +9,13 @@ include config.mk
 BASE_OBJ = lib/base/err.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_vnni.o $(SIMD_OBJ)
-IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
+IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
+	lib/io/file.o
 TOK_OBJ = lib/tok/tokenizer.o lib/tok/normalizer.o lib/tok/wordpiece.o \
 	lib/tok/bpe.o lib/tok/unigram.o lib/tok/precompiled.o lib/tok/pretok.o
 NN_OBJ = lib/nn/model.o lib/nn/arch_bert.o lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/validate.o lib/tool/manifest.o \
 	lib/tool/synth.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
@@ -40,8 +41,8 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
-	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h
+	lib/kern/qkernels.h lib/io/io.h lib/io/file.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/st/ckpt.h lib/tool/emb-tool.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
