@@ -172,7 +172,7 @@ clean-sanitize:
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
 FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
-	tokenize_bpe tokenize_unigram jsonl manifest
+	tokenize_bpe tokenize_unigram jsonl manifest paths
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
@@ -181,7 +181,7 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
-	test/fuzz/fuzz_manifest.o
+	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_paths.o
 
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)

@@ -455,7 +455,7 @@ const char *emb_manifest_word_refused(const char *prog, const char *word)
 	if (!strcmp(prog, "emb-validate")) {
 		/* getopt_long takes any unambiguous prefix */
 		if (!strncmp(word, "--k", 3) || !strncmp(word, "--man", 5) ||
-		    !strncmp(word, "--tru", 5))
+		    !strncmp(word, "--tr", 4))
 			return "writes files or runs commands (--keep, "
 			       "--manifest, --trusted): refused unless "
 			       "emb-validate --trusted";
