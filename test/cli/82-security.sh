@@ -258,3 +258,36 @@ t_eq "--trusted: the manifest runs" "$?" 0
 t_ok "--trusted: the command wrote where it said" test -f "$MD/ranges.json"
 emb-validate --trusted "$MD/golden.jsonl" "$MD/tok.jsonl" > "$T/out" 2> "$T/err"
 t_eq "--trusted without --manifest: exit 2" "$?" 2
+
+# --- F64 tensors: accepted, converted to float32 (emb(7) Models) ---------
+if command -v python3 > /dev/null 2>&1; then
+	cat > "$T/tof64.py" <<'PY'
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+b = open(src, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); data = b[8 + n:]
+out = {}; chunks = []; off = 0
+for k, v in h.items():
+    if k == "__metadata__":
+        out[k] = v; continue
+    raw = data[v["data_offsets"][0]:v["data_offsets"][1]]
+    if v["dtype"] in ("BF16", "F32"):
+        if v["dtype"] == "BF16":
+            vals = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw), 2)]
+        else:
+            vals = struct.unpack("<%df" % (len(raw) // 4), raw)
+        raw = struct.pack("<%dd" % len(vals), *vals); v = dict(v, dtype="F64")
+    out[k] = dict(v, data_offsets=[off, off + len(raw)]); chunks.append(raw); off += len(raw)
+hj = json.dumps(out).encode(); hj += b" " * (-len(hj) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(hj)) + hj + b"".join(chunks))
+PY
+	mkmodel f64
+	python3 "$T/tof64.py" "$fd/model.safetensors" "$T/f64/model.safetensors"
+	t_grep "F64 model made" "F64" "$T/f64/model.safetensors"
+	echo '{"text":"hello world"}' | emb-encode -m "$T/f64" --pool > "$T/out" 2> "$T/err"
+	t_eq "F64 tensors: exit 0" "$?" 0
+	t_ok "F64 tensors: the vectors of the same weights in BF16" cmp -s "$T/out" "$T/want"
+else
+	echo "ok - F64 tensors # skip python3 not found"
+fi
