@@ -205,7 +205,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 {
 	emb_safetensors *st = NULL;
 	json_t *hdr = NULL, *meta;
-	char path[PATH_MAX], *htext = NULL, *tmp = NULL;
+	char path[PATH_MAX], *htext = NULL, *tmp = NULL, *outc = NULL;
 	FILE *f = NULL;
 	size_t n, off = 0, hlen;
 	int w8 = !strcmp(type, "int8"), f16 = !strcmp(type, "f16");
@@ -218,8 +218,17 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		                   type);
 	if (emb_safetensors_open(&st, dir, err) < 0)
 		return -1;
+	/* OUT without trailing slashes: "OUT/" would follow a link */
+	if (!(outc = strdup(out))) {
+		emb_safetensors_free(st);
+		return emb_err_set(err, "out of memory");
+	}
+	for (n = strlen(outc); n > 1 && outc[n - 1] == '/'; n--)
+		outc[n - 1] = 0;
+	out = outc;
 	if (emb_safetensors_check_finite(st, err) < 0 ||
 	    emb_ckpt_begin(&tmp, dir, out, force, err) < 0) {
+		free(outc);
 		emb_safetensors_free(st);
 		return -1;
 	}
@@ -352,6 +361,7 @@ out:
 	else if (rc != 0)
 		emb_ckpt_abort(tmp);
 	free(tmp);
+	free(outc);
 	free(buf);
 	free(obuf);
 	free(htext);

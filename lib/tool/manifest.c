@@ -543,6 +543,9 @@ static int check_file(struct yctx *y, const yaml_node_t *n, const char *key,
 	if (want_dir ? !S_ISDIR(sb.st_mode) : S_ISDIR(sb.st_mode))
 		return yerr(y, n, key, "%.200s: %s", path, want_dir ?
 		            "not a directory" : "is a directory");
+	/* a FIFO or device would make the run wait in open() */
+	if (!want_dir && !S_ISREG(sb.st_mode))
+		return yerr(y, n, key, "%.200s: not a regular file", path);
 	return 0;
 }
 
