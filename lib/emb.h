@@ -726,8 +726,12 @@ typedef struct emb_manifest_opts {
 	int quiet;              /* print only failures and the last line */
 	FILE *out;              /* results (NULL: stdout) */
 	const char *keep_dir;   /* borrowed: keep each case's output there
-	                           as NAME.jsonl, stderr as NAME.err (NULL:
+	                           as NAME.jsonl, stderr as NAME.err, the
+	                           synthetic checkpoints under models/ (NULL:
 	                           a temporary directory, removed) */
+	int trusted;            /* 1: the commands may take any option,
+	                           also those that write files (-o,
+	                           --save-ranges, --keep...); 0: refused */
 } emb_manifest_opts;
 
 /*
