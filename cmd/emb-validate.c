@@ -34,7 +34,7 @@ static void usage(FILE *fp)
 	"  --case NAME       with --manifest: run only this case (repeatable)\n"
 	"  --keep DIR        with --manifest: keep outputs in DIR\n"
 	"  --trusted         with --manifest: let its commands take options that\n"
-	"                    write files where they say (emb-quantize -o,\n"
+	"                    write files where they say (emb-quantize -o, --force,\n"
 	"                    --save-ranges, emb-validate --keep...); without it\n"
 	"                    they are refused and only the run directory is written\n"
 	"  -h, --help        this help\n"
