@@ -28,7 +28,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_synth.o test/unit/test_kernels.o test/unit/test_model.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
-	test/unit/test_i8.o
+	test/unit/test_i8.o test/unit/test_file.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
