@@ -9,7 +9,8 @@ include config.mk
 BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o $(SIMD_OBJ)
-IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o
+IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
+	lib/io/file.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
 	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
@@ -17,7 +18,7 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/decoder.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/search.o \
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o \
@@ -34,7 +35,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
-	test/unit/test_search.o test/unit/test_chunk.o
+	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o
 
 all: lib/libemb.a $(BINS) $(TEST_TOOLS)
 
@@ -47,7 +48,7 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/kern/qkernels.h lib/io/io.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h
@@ -192,7 +193,7 @@ clean-sanitize:
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
 FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
-	tokenize_bpe tokenize_unigram jsonl manifest index normalizer
+	tokenize_bpe tokenize_unigram jsonl manifest index normalizer paths
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
 FUZZ_CC = clang
@@ -201,7 +202,8 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
-	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o test/fuzz/fuzz_normalizer.o
+	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o test/fuzz/fuzz_normalizer.o \
+	test/fuzz/fuzz_paths.o
 
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)

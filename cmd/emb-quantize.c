@@ -11,7 +11,7 @@
 static const char usage[] =
 "usage: emb-quantize --vectors KIND[,KIND...] [--ranges FILE] [options] [FILE...]\n"
 "       emb-quantize --unpack KIND [--ranges FILE] [FILE...]\n"
-"       emb-quantize -m MODEL -o OUTDIR --weights int8|f16|bf16\n"
+"       emb-quantize -m MODEL -o OUTDIR --weights int8|f16|bf16 [--force]\n"
 "Vectors: reads embedding (or embedding_b64) from each JSON line and adds\n"
 "one field per KIND (int8, uint8, binary, ubinary) as sentence-transformers'\n"
 "quantize_embeddings computes it; embedding is dropped unless --keep.\n"
@@ -30,17 +30,20 @@ static const char usage[] =
 "in a warning on stderr.\n"
 "Models:\n"
 "  -m, --model MODEL    model directory or ORG/NAME[@REV]\n"
-"  -o, --output OUTDIR  new checkpoint directory (config and tokenizer\n"
-"                       files are copied)\n"
+"  -o, --output OUTDIR  new checkpoint directory (the config, tokenizer\n"
+"                       and module files emb reads are copied); written\n"
+"                       beside it and renamed into place\n"
+"  --force              replace an existing non-empty OUTDIR\n"
 "  --weights TYPE       int8: linear weights as I8 with F32 per-row scales\n"
 "                       (W8); f16, bf16: every float tensor converted\n"
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
-"  --drop LIST, --progress,\n""  --no-progress, --b64 (with --unpack), -h/--help, --version\n"
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model or ranges load,\n"
-"4 write error.\n";
+"  --drop LIST, --progress, --no-progress, --b64 (with --unpack), -h/--help,\n"
+"  --version\n"
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model, checkpoint or ranges\n"
+"(--ranges, --save-ranges, the stdin spool in TMPDIR), 4 stdout write error.\n";
 
 enum { O_VECTORS = 1, O_RANGES, O_SAVE, O_KEEP, O_UNPACK, O_OUTPUT,
-       O_WEIGHTS };
+       O_WEIGHTS, O_FORCE };
 
 static const emb_cli_opt opts[] = {
 	{ "vectors", 0, EMB_ARG_REQUIRED, O_VECTORS },
@@ -50,12 +53,13 @@ static const emb_cli_opt opts[] = {
 	{ "unpack", 0, EMB_ARG_REQUIRED, O_UNPACK },
 	{ "output", 'o', EMB_ARG_REQUIRED, O_OUTPUT },
 	{ "weights", 0, EMB_ARG_REQUIRED, O_WEIGHTS },
+	{ "force", 0, EMB_ARG_NONE, O_FORCE },
 	{ NULL, 0, 0, 0 },
 };
 
 typedef struct ctx {
 	emb_cli cli;
-	int kinds[4], nkinds, need_ranges, keep, unpack;
+	int kinds[4], nkinds, need_ranges, keep, unpack, force;
 	const char *ranges_file, *save_file, *output, *weights;
 	float *mins, *maxs;
 	int dim;                /* 0: not known yet */
@@ -107,6 +111,7 @@ bad:
 			                   "binary or ubinary", arg);
 		return 0;
 	case O_OUTPUT: c->output = arg; return 0;
+	case O_FORCE: c->force = 1; return 0;
 	case O_WEIGHTS:
 		if (strcmp(arg, "int8") && strcmp(arg, "f16") && strcmp(arg, "bf16"))
 			return emb_err_set(err, "--weights: '%s' is not int8, f16 or "
@@ -176,7 +181,15 @@ static void ranges_from_records(ctx *c, const char *path)
 static void load_ranges(ctx *c)
 {
 	json_error_t je;
-	json_t *root = json_load_file(c->ranges_file, 0, &je), *r, *a, *b;
+	emb_err err = { "" };
+	json_t *root, *r, *a, *b;
+	int fd;
+
+	/* a regular file (it is read twice), opened without waiting */
+	if ((fd = emb_file_open(NULL, c->ranges_file, NULL, &err)) < 0)
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s", err.msg);
+	root = json_loadfd(fd, 0, &je);
+	close(fd);
 
 	if (!root || !json_is_object(root) ||
 	    !(r = json_object_get(root, "ranges"))) {
@@ -210,8 +223,9 @@ static void save_ranges(ctx *c)
 	FILE *f = fopen(c->save_file, "w");
 	char num[32];
 
+	/* exit 3 (as for --ranges), not 4: 4 means stdout failed */
 	if (!f)
-		emb_cli_die(&c->cli, EMB_EXIT_WRITE, "%s: %s", c->save_file,
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s: %s", c->save_file,
 		            strerror(errno));
 	fputs("{\"ranges\": [[", f);
 	for (int pass = 0; pass < 2; pass++) {
@@ -222,8 +236,8 @@ static void save_ranges(ctx *c)
 		}
 		fputs(pass ? "]]}\n" : "], [", f);
 	}
-	if (fclose(f) != 0)
-		emb_cli_die(&c->cli, EMB_EXIT_WRITE, "%s: write error: %s",
+	if (ferror(f) | (fclose(f) != 0))
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s: write error: %s",
 		            c->save_file, strerror(errno));
 }
 
@@ -342,18 +356,21 @@ static char *spool_stdin(ctx *c)
 	int fd;
 	ssize_t n;
 
+	/* a spool that cannot be made is exit 3 (nothing could be read),
+	 * not 1 (some records bad) */
 	if (asprintf(&path, "%s/emb-quantize.XXXXXX", tmp && *tmp ? tmp :
 	             "/tmp") < 0)
-		emb_cli_die(&c->cli, EMB_EXIT_RECORD, "out of memory");
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "out of memory");
 	if ((fd = mkstemp(path)) < 0)
-		emb_cli_die(&c->cli, EMB_EXIT_RECORD, "%s: %s", path,
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "cannot spool stdin to take "
+		            "the ranges from (TMPDIR): %s: %s", path,
 		            strerror(errno));
 	while ((n = read(0, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || write(fd, buf, (size_t)n) != n) {
 			unlink(path);
-			emb_cli_die(&c->cli, EMB_EXIT_RECORD, "spooling stdin to %s: "
+			emb_cli_die(&c->cli, EMB_EXIT_MODEL, "spooling stdin to %s: "
 			            "%s", path, strerror(errno));
 		}
 	}
@@ -382,11 +399,13 @@ int main(int argc, char **argv)
 			emb_cli_usage_error(&c.cli, "-m takes no --vectors, --unpack "
 			                    "or input files");
 		dir = emb_cli_model_dir(&c.cli, 1);
-		if (emb_quantize_model(dir, c.output, c.weights, &err) < 0)
+		if (emb_quantize_model(dir, c.output, c.weights, c.force, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		free(dir);
 		return 0;
 	}
+	if (c.force)
+		emb_cli_usage_error(&c.cli, "--force goes with -m and -o");
 	if (!c.nkinds == !c.unpack)
 		emb_cli_usage_error(&c.cli, "give one of --vectors, --unpack or -m");
 	for (int k = 0; k < c.nkinds; k++)
@@ -410,14 +429,19 @@ int main(int argc, char **argv)
 			for (int i = 0; i < (c.cli.nfiles ? c.cli.nfiles : 1); i++)
 				ranges_from_records(&c, c.cli.nfiles ? c.cli.files[i] :
 				                    stdin_arg[0]);
-			if (!c.dim)
+			if (!c.dim) {
+				if (spool)
+					unlink(spool);
 				emb_cli_die(&c.cli, EMB_EXIT_RECORD, "no embedding records "
 				            "to take ranges from");
+			}
 			if (spool) {
 				/* read the spooled copy as stdin */
-				if (!freopen(spool, "r", stdin))
-					emb_cli_die(&c.cli, EMB_EXIT_RECORD, "%s: %s", spool,
+				if (!freopen(spool, "r", stdin)) {
+					unlink(spool);
+					emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: %s", spool,
 					            strerror(errno));
+				}
 				unlink(spool);
 			}
 		}

@@ -87,15 +87,14 @@ static char *cache_dir(void)
 /* first line of a refs/ file: a commit hash (new), NULL if unreadable */
 static char *read_ref(const char *path)
 {
-	char buf[256];
-	FILE *f = fopen(path, "r");
+	char buf[256], *text;
 	size_t n;
 
-	if (!f)
+	/* a regular file, opened without waiting (never a FIFO) */
+	if (!(text = emb_file_read(NULL, path, sizeof(buf) - 1, &n, NULL)))
 		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	memcpy(buf, text, n + 1);
+	free(text);
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
 	             buf[n - 1] == ' ' || buf[n - 1] == '\t'))
 		buf[--n] = 0;

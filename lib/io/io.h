@@ -7,6 +7,7 @@
 #define EMB_IO_H
 
 #include "base/base.h"
+#include "io/file.h"
 
 /* ------------------------------------------------------------------ */
 /* model location                                                      */
@@ -63,6 +64,11 @@ size_t emb_dtype_size(emb_dtype dt);
  * nbytes == numel * dtype size, no overflow).  *out: new, emb_safetensors_free.
  */
 int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err);
+/* the same, but every file opened must stay inside the model directory
+ * ROOT (io/file.h); emb_safetensors_open uses PATH itself as ROOT when it
+ * is a directory, and the index's folder for an index file */
+int emb_safetensors_open_in(emb_safetensors **out, const char *root,
+                            const char *path, emb_err *err);
 void emb_safetensors_free(emb_safetensors *st);
 size_t emb_safetensors_count(const emb_safetensors *st);
 /* i-th tensor in file order (borrowed) */

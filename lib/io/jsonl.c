@@ -736,6 +736,10 @@ int emb_record_parse(emb_record *rec, const char *line, size_t len,
 	if (sc.i >= len)
 		return emb_err_set(err, "empty line");
 	if (sc.s[sc.i] != '{') {
+		if (sc.i + 3 <= len && !memcmp(sc.s + sc.i, "\xef\xbb\xbf", 3))
+			return emb_err_set(err, "starts with a UTF-8 byte order "
+			                   "mark (not allowed in JSON Lines: remove "
+			                   "it)");
 		/* say invalid UTF-8 before anything else when it is */
 		k = utf8_check(line, len);
 		if (k < len)

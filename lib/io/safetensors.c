@@ -20,7 +20,7 @@
 #include "io/io.h"
 
 #define HEADER_MAX ((uint64_t)100 << 20)   /* 100 MiB of JSON is plenty */
-#define INDEX_MAX ((off_t)100 << 20)
+#define INDEX_MAX ((size_t)100 << 20)
 
 struct byname {
 	const char *name;
@@ -42,6 +42,8 @@ struct emb_safetensors {
 	char **meta;            /* key, value, key, value... (new) */
 	size_t nmeta;
 	json_t *metaseen;       /* the keys of meta: a hash set (new) */
+	const char *root;       /* borrowed, during open: the model directory
+	                           its files must stay inside, or NULL */
 };
 
 static const char *const dtype_names[EMB_DT_COUNT] = {
@@ -177,21 +179,17 @@ static int add_meta(emb_safetensors *st, const char *k, const char *v)
 	return 0;
 }
 
-static int map_file(shard *sh, emb_err *err)
+static int map_file(const emb_safetensors *st, shard *sh, emb_err *err)
 {
 	struct stat sb;
-	int fd = open(sh->path, O_RDONLY | O_CLOEXEC);
+	int fd = emb_file_open(st->root, sh->path, NULL, err);
 
 	if (fd < 0)
-		return emb_err_set(err, "%s: %s", sh->path, strerror(errno));
+		return -1;
 	if (fstat(fd, &sb) < 0) {
 		emb_err_set(err, "%s: %s", sh->path, strerror(errno));
 		close(fd);
 		return -1;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return emb_err_set(err, "%s: not a regular file", sh->path);
 	}
 	if (sb.st_size < 8) {
 		close(fd);
@@ -289,7 +287,7 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 	emb_tensor *nt;
 	int contiguous = 1, inrange = 1;
 
-	if (map_file(sh, err))
+	if (map_file(st, sh, err))
 		return -1;
 	p = sh->map;
 	if (!memcmp(p, "PK\x03\x04", 4))  /* torch.save's format, renamed */
@@ -299,13 +297,12 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 	for (i = 0; i < 8; i++)
 		hlen |= (uint64_t)p[i] << (8 * i);
 	if (hlen > HEADER_MAX)
-		return emb_err_set(err, "%s: header length %llu is larger than 100 MiB "
-		                   "(not a safetensors file?)", sh->path,
-		                   (unsigned long long)hlen);
+		return emb_err_set(err, "%s: not a safetensors file (its header "
+		                   "length field is larger than 100 MiB)", sh->path);
 	if (hlen > sh->size - 8)
-		return emb_err_set(err, "%s: file is truncated (header says %llu bytes, "
-		                   "file has %zu)", sh->path,
-		                   (unsigned long long)(hlen + 8), sh->size);
+		return emb_err_set(err, "%s: file is truncated or not a safetensors "
+		                   "file (its header length field exceeds the "
+		                   "file's %zu bytes)", sh->path, sh->size);
 	if (hlen < 2 || p[8] != '{')
 		return emb_err_set(err, "%s: header is not a JSON object", sh->path);
 	dsize = sh->size - 8 - hlen;
@@ -314,7 +311,8 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 	if (!root) {
 		char tb[132];
 		return emb_err_set(err, "%s: header is not valid JSON (column %d: %s)",
-		                   sh->path, jerr.column, shown(tb, jerr.text));
+		                   sh->path, jerr.column,
+		                   emb_json_error_text(tb, sizeof(tb), jerr.text));
 	}
 	if (!json_is_object(root)) {
 		json_decref(root);
@@ -500,47 +498,6 @@ static int build_index(emb_safetensors *st, const char *path, emb_err *err)
 	return 0;
 }
 
-static char *read_small(const char *path, off_t max, size_t *len, emb_err *err)
-{
-	struct stat sb;
-	char *buf;
-	ssize_t r;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		emb_err_set(err, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > max) {
-		emb_err_set(err, "%s: not a regular file of at most %lld bytes",
-		            path, (long long)max);
-		close(fd);
-		return NULL;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	if (!buf) {
-		close(fd);
-		emb_err_set(err, "%s: out of memory", path);
-		return NULL;
-	}
-	while (got < (size_t)sb.st_size &&
-	       (r = read(fd, buf + got, (size_t)sb.st_size - got)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			emb_err_set(err, "%s: %s", path, strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = 0;
-	*len = got;
-	return buf;
-}
 
 static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 {
@@ -551,14 +508,15 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 	const char *key;
 	int rc = -1;
 
-	if (!(text = read_small(index, INDEX_MAX, &len, err)))
+	if (!(text = emb_file_read(st->root, index, INDEX_MAX, &len, err)))
 		return -1;
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!root) {
 		char tb[132];
 		return emb_err_set(err, "%s: not valid JSON (line %d: %s)", index,
-		                   jerr.line, shown(tb, jerr.text));
+		                   jerr.line, emb_json_error_text(tb, sizeof(tb),
+		                                                  jerr.text));
 	}
 	wm = json_object_get(root, "weight_map");
 	if (!json_is_object(root) || !json_is_object(wm)) {
@@ -643,9 +601,16 @@ out:
 
 int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err)
 {
+	return emb_safetensors_open_in(out, NULL, path, err);
+}
+
+int emb_safetensors_open_in(emb_safetensors **out, const char *root,
+                            const char *path, emb_err *err)
+{
 	emb_safetensors *st;
 	struct stat sb;
 	size_t pl = strlen(path);
+	char *idir = NULL;
 	int rc;
 
 	*out = NULL;
@@ -653,6 +618,8 @@ int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err)
 		return emb_err_set(err, "%s: %s", path, strerror(errno));
 	if (!(st = calloc(1, sizeof(*st))))
 		return emb_err_set(err, "%s: out of memory", path);
+	/* the files a directory or an index names stay inside it */
+	st->root = root ? root : S_ISDIR(sb.st_mode) ? path : NULL;
 	if (S_ISDIR(sb.st_mode)) {
 		char *single = path_join(path, "model.safetensors");
 		char *index = path_join(path, "model.safetensors.index.json");
@@ -679,7 +646,17 @@ int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err)
 			                 "model.safetensors.index.json", path);
 		}
 	} else if (pl >= 11 && !strcmp(path + pl - 11, ".index.json")) {
-		rc = open_sharded(st, path, err);
+		char *slash;
+		if (!root && (idir = strdup(path))) {
+			slash = strrchr(idir, '/');
+			if (slash)
+				slash[slash == idir] = 0;
+			else
+				strcpy(idir, ".");
+			st->root = idir;
+		}
+		rc = !root && !idir ? emb_err_set(err, "%s: out of memory", path)
+		                    : open_sharded(st, path, err);
 	} else {
 		char *p = strdup(path);
 		shard *sh = p ? add_shard(st, p) : NULL;
@@ -688,6 +665,8 @@ int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err)
 	}
 	if (rc == 0 && !st->byname)
 		rc = build_index(st, path, err);
+	st->root = NULL;
+	free(idir);
 	if (rc) {
 		emb_safetensors_free(st);
 		return -1;

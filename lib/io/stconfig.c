@@ -36,27 +36,14 @@ static char *join(const char *a, const char *b)
 static int load_json(json_t **out, char **path, const char *dir,
                      const char *name, emb_err *err)
 {
-	json_error_t jerr;
-	struct stat sb;
-
 	*out = NULL;
 	if (!(*path = join(dir, name)))
 		return emb_err_set(err, "%s: out of memory", name);
-	if (stat(*path, &sb) < 0) {
+	if (!(*out = emb_json_file_load(dir, *path, CONFIG_MAX,
+	                                JSON_REJECT_DUPLICATES, err))) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		return emb_err_set(err, "%s: %s", *path, strerror(errno));
-	}
-	if (!S_ISREG(sb.st_mode))
-		return emb_err_set(err, "%s: not a regular file", *path);
-	if (sb.st_size > CONFIG_MAX)
-		return emb_err_set(err, "%s: larger than 16 MiB", *path);
-	*out = json_load_file(*path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*out) {
-		if (jerr.line < 1)
-			return emb_err_set(err, "%s: %s", *path, jerr.text);
-		return emb_err_set(err, "%s: invalid JSON at line %d column %d: %s",
-		                   *path, jerr.line, jerr.column, jerr.text);
+		return -1;
 	}
 	return 0;
 }
@@ -312,7 +299,7 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 		emb_err_set(err, "%s: out of memory", dir);
 		goto out;
 	}
-	if (emb_safetensors_open(&st, stpath, err) ||
+	if (emb_safetensors_open_in(&st, dir, stpath, err) ||
 	    emb_safetensors_check_finite(st, err))
 		goto out;
 	for (int i = 0; i < 1 + bias; i++) {

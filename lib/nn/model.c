@@ -203,7 +203,6 @@ int emb_model_load(emb_model **out, const char *dir,
 {
 	emb_model *m;
 	json_t *cfg = NULL;
-	json_error_t jerr;
 	char path[4200];
 	int threads = opts ? opts->threads : 0;
 	int rc = -1;
@@ -214,14 +213,9 @@ int emb_model_load(emb_model **out, const char *dir,
 		return emb_err_set(err, "out of memory");
 	}
 	snprintf(path, sizeof(path), "%s/config.json", dir);
-	if (!(cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr))) {
-		if (jerr.line > 0)
-			emb_err_set(err, "%s: invalid JSON at line %d: %s", path,
-			            jerr.line, jerr.text);
-		else
-			emb_err_set(err, "%s: %s", path, jerr.text);
+	if (!(cfg = emb_json_file_load(dir, path, (size_t)16 << 20,
+	                               JSON_REJECT_DUPLICATES, err)))
 		goto out;
-	}
 	if (!json_is_object(cfg)) {
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <jansson.h>
 #include "st/st.h"
+#include "st/ckpt.h"
 #include "kern/qkernels.h"
 
 static const char *const vq_names[] = { NULL, "int8", "uint8", "binary",
@@ -199,72 +200,6 @@ static int is_float(emb_dtype d)
 	       d == EMB_DT_F64;
 }
 
-/* copy file SRC to DST */
-static int copy_file(const char *src, const char *dst, emb_err *err)
-{
-	FILE *in = fopen(src, "rb"), *out;
-	char buf[65536];
-	size_t n;
-	int rc = 0;
-
-	if (!in)
-		return emb_err_set(err, "%s: %s", src, strerror(errno));
-	if (!(out = fopen(dst, "wb"))) {
-		fclose(in);
-		return emb_err_set(err, "%s: %s", dst, strerror(errno));
-	}
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n) {
-			rc = emb_err_set(err, "%s: write error: %s", dst,
-			                 strerror(errno));
-			break;
-		}
-	if (ferror(in))
-		rc = emb_err_set(err, "%s: read error", src);
-	fclose(in);
-	if (fclose(out) != 0 && !rc)
-		rc = emb_err_set(err, "%s: write error: %s", dst, strerror(errno));
-	return rc;
-}
-
-/* copy the files of SRC into DST, but not the top level's weights */
-static int copy_tree(const char *src, const char *dst, int depth,
-                     emb_err *err)
-{
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
-
-	if (depth > 4)
-		return 0;
-	if (mkdir(dst, 0777) != 0 && errno != EEXIST)
-		return emb_err_set(err, "%s: %s", dst, strerror(errno));
-	if (!(d = opendir(src)))
-		return emb_err_set(err, "%s: %s", src, strerror(errno));
-	while (!rc && (e = readdir(d))) {
-		char s[PATH_MAX], t[PATH_MAX];
-		size_t n = strlen(e->d_name);
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		if (depth == 0 && ((n > 12 && !strcmp(e->d_name + n - 12,
-		                                      ".safetensors")) ||
-		                   !strcmp(e->d_name, "model.safetensors.index.json")))
-			continue;
-		if ((size_t)snprintf(s, sizeof(s), "%s/%s", src, e->d_name) >= sizeof(s) ||
-		    (size_t)snprintf(t, sizeof(t), "%s/%s", dst, e->d_name) >= sizeof(t))
-			continue;
-		if (stat(s, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			rc = copy_tree(s, t, depth + 1, err);
-		else if (S_ISREG(st.st_mode))
-			rc = copy_file(s, t, err);
-	}
-	closedir(d);
-	return rc;
-}
-
 /* --weights f16 over float tensors beyond the f16 range (65504, and
  * what rounds past it): refused before anything is written, naming the
  * first such element (an infinity would make every tool refuse the
@@ -310,11 +245,11 @@ static int f16_range_check(const emb_safetensors *st, emb_err *err)
 }
 
 int emb_quantize_model(const char *dir, const char *out, const char *type,
-                       emb_err *err)
+                       int force, emb_err *err)
 {
 	emb_safetensors *st = NULL;
 	json_t *hdr = NULL, *meta;
-	char path[PATH_MAX], r1[PATH_MAX], r2[PATH_MAX], *htext = NULL;
+	char path[PATH_MAX], *htext = NULL, *tmp = NULL, *outc = NULL;
 	FILE *f = NULL;
 	size_t n, off = 0, hlen;
 	int w8 = !strcmp(type, "int8"), f16 = !strcmp(type, "f16");
@@ -325,15 +260,20 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	if (!w8 && !f16 && strcmp(type, "bf16"))
 		return emb_err_set(err, "unknown weight type '%s' (int8, f16, bf16)",
 		                   type);
-	if (mkdir(out, 0777) != 0 && errno != EEXIST)
-		return emb_err_set(err, "%s: %s", out, strerror(errno));
-	if (realpath(dir, r1) && realpath(out, r2) && !strcmp(r1, r2))
-		return emb_err_set(err, "%s: the output directory is the model's "
-		                   "own", out);
 	if (emb_safetensors_open(&st, dir, err) < 0)
 		return -1;
+	/* OUT without trailing slashes: "OUT/" would follow a link */
+	if (!(outc = strdup(out))) {
+		emb_safetensors_free(st);
+		return emb_err_set(err, "out of memory");
+	}
+	for (n = strlen(outc); n > 1 && outc[n - 1] == '/'; n--)
+		outc[n - 1] = 0;
+	out = outc;
 	if (emb_safetensors_check_finite(st, err) < 0 ||
-	    (f16 && f16_range_check(st, err) < 0)) {
+	    (f16 && f16_range_check(st, err) < 0) ||
+	    emb_ckpt_begin(&tmp, dir, out, force, err) < 0) {
+		free(outc);
 		emb_safetensors_free(st);
 		return -1;
 	}
@@ -388,9 +328,9 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	if (!(htext = json_dumps(hdr, JSON_COMPACT)))
 		goto oom;
 	hlen = strlen(htext);
-	if (copy_tree(dir, out, 0, err) < 0)
+	if (emb_ckpt_copy_files(dir, tmp, err) < 0)
 		goto out;
-	snprintf(path, sizeof(path), "%s/model.safetensors", out);
+	snprintf(path, sizeof(path), "%s/model.safetensors", tmp);
 	if (!(f = fopen(path, "wb"))) {
 		emb_err_set(err, "%s: %s", path, strerror(errno));
 		goto out;
@@ -461,6 +401,12 @@ oom:
 out:
 	if (f && fclose(f) != 0 && rc == 0)
 		rc = emb_err_set(err, "%s: write error: %s", path, strerror(errno));
+	if (rc == 0 && emb_ckpt_commit(tmp, out, err) < 0)
+		rc = -1;        /* commit removed tmp */
+	else if (rc != 0)
+		emb_ckpt_abort(tmp);
+	free(tmp);
+	free(outc);
 	free(buf);
 	free(obuf);
 	free(htext);

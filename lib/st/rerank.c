@@ -46,12 +46,11 @@ static int activation_in(int *out, const char *dir, const char *file,
                          const char *sub, emb_err *err)
 {
 	char path[4200];
-	json_error_t jerr;
 	json_t *root, *o, *v;
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (!(root = json_load_file(path, 0, &jerr)))
+	if (!(root = emb_json_file_load(dir, path, (size_t)16 << 20, 0, NULL)))
 		return 0;   /* absent or unreadable: the loader reports those */
 	o = sub ? json_object_get(root, sub) : root;
 	v = json_is_object(o) ? json_object_get(o, "activation_fn") : NULL;

@@ -109,15 +109,17 @@ void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
                        const float *mins, const float *maxs);
 
 /*
- * Write a converted checkpoint of the model in DIR to OUT (created; the
- * config, tokenizer and module files are copied): TYPE "int8": every
+ * Write a converted checkpoint of the model in DIR to OUT (written beside
+ * it and renamed into place, st/ckpt.h; only the config, tokenizer and
+ * module files emb reads are copied; an existing non-empty OUT is
+ * replaced only when FORCE, else refused): TYPE "int8": every
  * linear layer weight (2-D "*.weight", not an embedding or norm) as I8
  * with an F32 "<name>_scale" per row (w = q * scale), the rest as is;
  * "f16", "bf16": every F32/F64 tensor converted (round to nearest even).
  * The metadata key "emb.quantization" names the scheme.
  */
 int emb_quantize_model(const char *dir, const char *out, const char *type,
-                       emb_err *err);
+                       int force, emb_err *err);
 /* ------------------------------------------------------------------ */
 /* late chunking (st/chunk.c)                                          */
 

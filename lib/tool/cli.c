@@ -346,7 +346,8 @@ char *emb_cli_model_dir(const emb_cli *c, int required)
 		return NULL;
 	}
 	err.msg[0] = 0;
-	if (emb_model_resolve(&dir, c->model, &err) < 0)
+	if (emb_model_resolve(&dir, c->model, &err) < 0 ||
+	    emb_model_dir_check(dir, &err) < 0)
 		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
 	return dir;
 }
@@ -810,21 +811,14 @@ static json_t *load_json(const char *dir, const char *name, int *missing,
                          emb_err *err)
 {
 	char path[4096];
-	json_error_t je;
 	json_t *j;
 
 	*missing = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (access(path, F_OK) != 0) {
+	j = emb_json_file_load(dir, path, (size_t)16 << 20,
+	                       JSON_DECODE_INT_AS_REAL, err);
+	if (!j && errno == ENOENT)
 		*missing = 1;
-		return NULL;
-	}
-	j = json_load_file(path, JSON_DECODE_INT_AS_REAL, &je);
-	if (!j) {
-		emb_err_set(err, "%s: invalid JSON at line %d: %s", path, je.line,
-		            je.text);
-		return NULL;
-	}
 	return j;
 }
 

@@ -451,7 +451,8 @@ int emb_validate_stat(const emb_validate *v, const char *field,
 void emb_validate_records(const emb_validate *v, emb_vrecords *out);
 
 /* Compare GOLDEN with INPUT (NULL or "-": stdin), print the summary on
- * OUT: 0 pass, 1 fail, -1 a file cannot be opened (err). */
+ * OUT: 0 pass, 1 fail, -1 a file cannot be opened or the golden has an
+ * unreadable line (err; the summary is printed first then). */
 int emb_validate_files(const char *golden, const char *input,
                        size_t max_line, const emb_validate_opts *o,
                        FILE *out, emb_err *err);
@@ -463,9 +464,21 @@ typedef struct emb_manifest_opts {
 	int quiet;              /* print only failures and the last line */
 	FILE *out;              /* results (NULL: stdout) */
 	const char *keep_dir;   /* borrowed: keep each case's output there
-	                           as NAME.jsonl, stderr as NAME.err (NULL:
+	                           as NAME.jsonl, stderr as NAME.err, the
+	                           synthetic checkpoints under models/ (NULL:
 	                           a temporary directory, removed) */
+	int trusted;            /* 1: the commands may take any option,
+	                           also those that write files (-o,
+	                           --save-ranges, --keep...); 0: refused */
 } emb_manifest_opts;
+
+/* 1 when NAME may name a synthetic checkpoint inside the run directory:
+ * a relative path of components other than "", "." and "..", without
+ * control characters */
+int emb_manifest_name_ok(const char *name);
+/* NULL when a manifest may give WORD to PROG (WORD NULL: may PROG run at
+ * all) without --trusted; else why not (static string) */
+const char *emb_manifest_word_refused(const char *prog, const char *word);
 
 /*
  * Run the parity manifest PATH (YAML, see emb-validate(1)): for every

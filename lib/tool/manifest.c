@@ -52,6 +52,9 @@ struct mcase {
 	char *name;
 	int line;
 	char *model;            /* resolved paths (or NULL) */
+	char *model_name;       /* with synth: as written, the checkpoint's
+	                           name under the run directory */
+	int model_line;         /* line of the model key */
 	char *synth, *synth_root;
 	char *input, *golden;
 	int golden_case;        /* index of an earlier case, or -1 */
@@ -75,6 +78,7 @@ struct mcase {
 
 struct manifest {
 	const char *path;
+	int trusted;            /* --trusted: any option of the commands */
 	char *dir;
 	struct mcase *c;
 	size_t n;
@@ -160,6 +164,7 @@ static void case_release(struct mcase *c)
 {
 	free(c->name);
 	free(c->model);
+	free(c->model_name);
 	free(c->synth);
 	free(c->synth_root);
 	free(c->input);
@@ -408,6 +413,62 @@ static int bad_word_char(int ch)
 	return strchr("'\"`$;&<>\\(){}*?~#", ch) != NULL;
 }
 
+int emb_manifest_name_ok(const char *name)
+{
+	const char *p = name;
+
+	if (!name || !*name || *name == '/' || strlen(name) > 200)
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+				return 0;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return 1;
+}
+
+/* "-o", "-oDIR", "--output", "--output=DIR" for long name LONG and
+ * short letter SHORT (0: none) */
+static int is_opt(const char *w, const char *lng, int shrt)
+{
+	size_t n = strlen(lng);
+
+	if (shrt && w[0] == '-' && w[1] == shrt)
+		return 1;
+	return w[0] == '-' && w[1] == '-' && !strncmp(w + 2, lng, n) &&
+	       (w[2 + n] == 0 || w[2 + n] == '=');
+}
+
+const char *emb_manifest_word_refused(const char *prog, const char *word)
+{
+	if (strncmp(prog, "emb-", 4) || !prog[4] || strchr(prog, '/'))
+		return "is not an emb-* command";
+	if (!word)
+		return NULL;
+	if (!strcmp(prog, "emb-validate")) {
+		/* getopt_long takes any unambiguous prefix */
+		if (!strncmp(word, "--k", 3) || !strncmp(word, "--man", 5) ||
+		    !strncmp(word, "--tr", 4))
+			return "writes files or runs commands (--keep, "
+			       "--manifest, --trusted): refused unless "
+			       "emb-validate --trusted";
+		return NULL;
+	}
+	if (is_opt(word, "output", 'o') || is_opt(word, "save-ranges", 0) ||
+	    is_opt(word, "force", 0))
+		return "writes files outside the run directory (-o, --output, "
+		       "--save-ranges, --force): refused unless emb-validate "
+		       "--trusted";
+	return NULL;
+}
+
 /* "emb-a x | emb-b" -> stages */
 static int get_command(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 {
@@ -450,6 +511,14 @@ static int get_command(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 		    !words[0][4])
 			return yerr(y, n, "command", "'%.60s' is not an emb-* "
 			            "command", words[0]);
+		for (size_t i = 0; i < nw; i++) {
+			const char *why = emb_manifest_word_refused(words[0],
+			                                            i ? words[i] : NULL);
+			if (why && (!y->m->trusted || !i))
+				return yerr(y, n, "command", "'%.60s'%s%.60s%s %s",
+				            words[0], i ? ": '" : "",
+				            i ? words[i] : "", i ? "'" : "", why);
+		}
 		if (!e)
 			break;
 		p = e + 1;
@@ -474,6 +543,9 @@ static int check_file(struct yctx *y, const yaml_node_t *n, const char *key,
 	if (want_dir ? !S_ISDIR(sb.st_mode) : S_ISDIR(sb.st_mode))
 		return yerr(y, n, key, "%.200s: %s", path, want_dir ?
 		            "not a directory" : "is a directory");
+	/* a FIFO or device would make the run wait in open() */
+	if (!want_dir && !S_ISREG(sb.st_mode))
+		return yerr(y, n, key, "%.200s: not a regular file", path);
 	return 0;
 }
 
@@ -550,6 +622,11 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 			r = get_str(y, v, key, &tmp);
 			if (!r) {
 				*dst = resolve(y->m->dir, tmp);
+				if (dst == &c->model) {
+					free(c->model_name);
+					c->model_name = xstrdup(tmp);
+					c->model_line = line_of(v);
+				}
 				free(tmp);
 				tmp = NULL;
 			}
@@ -605,8 +682,22 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 		return yerr(y, n, "golden", "exactly one of 'golden' and "
 		            "'golden_case' is needed");
 	if (c->synth && !c->model)
-		return yerr(y, kn[2], "synth", "needs 'model' (the directory "
-		            "to materialize into)");
+		return yerr(y, kn[2], "synth", "needs 'model' (the name of the "
+		            "checkpoint to build)");
+	if (c->synth && !emb_manifest_name_ok(c->model_name))
+		return yerr(y, kn[1], "model", "with 'synth', the name of the "
+		            "checkpoint built inside the run directory: a relative "
+		            "path without '.' or '..' components, not '%.60s'",
+		            c->model_name);
+	for (size_t a = 0; c->args && c->args[a]; a++)
+		for (int s = 0; s < c->nstages; s++) {
+			const char *why = emb_manifest_word_refused(
+				c->stages[s][0], c->args[a]);
+			if (why && !y->m->trusted)
+				return yerr(y, kn[9], "args", "'%.60s' (given to "
+				            "%s) %s", c->args[a], c->stages[s][0],
+				            why);
+		}
 	if (c->synth_root && !c->synth)
 		return yerr(y, kn[3], "synth_root", "only makes sense with "
 		            "'synth'");
@@ -627,7 +718,8 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 	return 0;
 }
 
-static int parse_manifest(struct manifest *m, const char *path, emb_err *err)
+static int parse_manifest(struct manifest *m, const char *path, int trusted,
+                          emb_err *err)
 {
 	FILE *fp;
 	yaml_parser_t parser;
@@ -639,6 +731,7 @@ static int parse_manifest(struct manifest *m, const char *path, emb_err *err)
 
 	memset(m, 0, sizeof(*m));
 	m->path = path;
+	m->trusted = trusted;
 	m->dir = xstrdup(path);
 	slash = strrchr(m->dir, '/');
 	if (!slash)
@@ -899,8 +992,12 @@ static int project(const char *in, const char *out, char **keep,
 	emb_buf_init(&b);
 	if (emb_reader_open(&r, in, (size_t)64 << 20, err) < 0)
 		return -1;
-	fp = fopen(out, "wb");
+	k = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	         0644);
+	fp = k < 0 ? NULL : fdopen(k, "wb");
 	if (!fp) {
+		if (k >= 0)
+			close(k);
 		emb_reader_free(r);
 		return emb_err_set(err, "%s: %s", out, strerror(errno));
 	}
@@ -958,20 +1055,20 @@ static char *find_prog(const char *bindir, const char *name)
 			return cand;
 		free(cand);
 	}
+	/* absolute PATH entries only: an empty or relative one would find
+	 * programs in the current directory (a manifest's own folder) */
 	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = e + 1) {
 		char *cand;
 
 		e = strchr(p, ':');
 		if (!e)
 			e = p + strlen(p);
-		cand = xasprintf("%.*s/%s", (int)(e - p), e == p ? "." : p, name);
-		if (e == p) {
+		if (*p == '/') {
+			cand = xasprintf("%.*s/%s", (int)(e - p), p, name);
+			if (access(cand, X_OK) == 0)
+				return cand;
 			free(cand);
-			cand = xasprintf("./%s", name);
 		}
-		if (access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
 		if (!*e)
 			break;
 	}
@@ -1026,9 +1123,10 @@ static int run_pipeline(const struct mcase *c, const char *bindir,
 		}
 	}
 	infd = open(in, O_RDONLY | O_CLOEXEC);
-	outfd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	errfd = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+	outfd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	             0644);
+	errfd = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW |
+	             O_CLOEXEC, 0644);
 	if (infd < 0 || outfd < 0 || errfd < 0) {
 		snprintf(why, whylen, "%s: %s", infd < 0 ? in : outfd < 0 ? out
 		         : errf, strerror(errno));
@@ -1192,6 +1290,12 @@ static int run_case(struct manifest *m, size_t ci, const char *dir,
 
 	c->out = xasprintf("%s/%s.jsonl", dir, c->name);
 	c->errf = xasprintf("%s/%s.err", dir, c->name);
+	if (c->synth) {
+		/* built inside the run directory, never where the manifest
+		 * points: nothing outside it is written or removed */
+		free(c->model);
+		c->model = xasprintf("%s/models/%s", dir, c->model_name);
+	}
 	if (c->synth && ensure_synth(c, &err) < 0) {
 		snprintf(why, sizeof(why), "synth: %s", err.msg);
 		goto done;
@@ -1276,7 +1380,7 @@ done:
 int emb_manifest_check(const char *path, emb_err *err)
 {
 	struct manifest m;
-	int rc = parse_manifest(&m, path, err);
+	int rc = parse_manifest(&m, path, 0, err);
 
 	manifest_release(&m);
 	return rc;
@@ -1294,7 +1398,7 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 	if (!o)
 		o = &def;
 	out = o->out ? o->out : stdout;
-	if (parse_manifest(&m, path, err) < 0) {
+	if (parse_manifest(&m, path, o->trusted, err) < 0) {
 		manifest_release(&m);
 		return -1;
 	}
@@ -1348,12 +1452,17 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 	fprintf(out, "%s: %zu cases, %zu failed\n", path, ran, failed);
 	fflush(out);
 	if (!o->keep_dir) {
+		char *models = xasprintf("%s/models", dir);
+
 		for (size_t i = 0; i < m.n; i++) {
 			if (m.c[i].out)
 				unlink(m.c[i].out);
 			if (m.c[i].errf)
 				unlink(m.c[i].errf);
 		}
+		/* the synthetic checkpoints: made here, by this run */
+		nftw(models, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		free(models);
 		rmdir(dir);
 	}
 	free(dir);

@@ -329,15 +329,22 @@ static int write_all(const char *path, const char *data, size_t n, emb_err *err)
 	return 0;
 }
 
-static int copy_file(const char *src, const char *dst, emb_err *err)
+/* SRC must stay inside TOP (a recipe's base: no link out of it) */
+static int copy_file(const char *top, const char *src, const char *dst,
+                     emb_err *err)
 {
 	char buf[65536];
-	FILE *in = fopen(src, "rb"), *out;
+	int fd = emb_file_open(top, src, NULL, err);
+	FILE *in = fd < 0 ? NULL : fdopen(fd, "rb"), *out;
 	size_t n;
 	int rc = 0;
 
-	if (!in)
+	if (fd < 0)
+		return -1;
+	if (!in) {
+		close(fd);
 		return emb_err_set(err, "%s: %s", src, strerror(errno));
+	}
 	if (!(out = fopen(dst, "wb"))) {
 		fclose(in);
 		return emb_err_set(err, "%s: %s", dst, strerror(errno));
@@ -363,7 +370,8 @@ static int skip_name(const char *n)
 	       (l >= 12 && !strcmp(n + l - 12, ".safetensors"));
 }
 
-static int copy_tree(const char *src, const char *dst, int depth, emb_err *err)
+static int copy_tree(const char *top, const char *src, const char *dst,
+                     int depth, emb_err *err)
 {
 	DIR *d;
 	struct dirent *e;
@@ -387,13 +395,13 @@ static int copy_tree(const char *src, const char *dst, int depth, emb_err *err)
 		else if (lstat(s, &sb) < 0)
 			rc = emb_err_set(err, "%s: %s", s, strerror(errno));
 		else if (S_ISDIR(sb.st_mode))
-			rc = copy_tree(s, t, depth + 1, err);
+			rc = copy_tree(top, s, t, depth + 1, err);
 		else if (S_ISLNK(sb.st_mode) && stat(s, &sb) < 0)
 			rc = emb_err_set(err, "%s: %s", s, strerror(errno));
 		else if (S_ISDIR(sb.st_mode))
 			;       /* links to folders are not followed (no loops) */
 		else if (S_ISREG(sb.st_mode) && !skip_name(e->d_name))
-			rc = copy_file(s, t, err);
+			rc = copy_file(top, s, t, err);
 		free(s);
 		free(t);
 	}
@@ -719,7 +727,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
 			free(base);
 			goto out;
 		}
-		rc = copy_tree(base, outdir, 0, err);
+		rc = copy_tree(base, base, outdir, 0, err);
 		free(base);
 		if (rc)
 			goto out;

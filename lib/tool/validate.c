@@ -1420,6 +1420,8 @@ int emb_validate_files(const char *golden, const char *input,
 	emb_reader *rg = NULL, *ri = NULL;
 	emb_record *recg = NULL, *reci = NULL;
 	emb_validate *v = NULL;
+	emb_vrecords r0, r1;
+	size_t gbad = 0, gfirst = 0;
 	int more_g = 1, more_i = 1, rc = -1;
 
 	if (!max_line)
@@ -1445,12 +1447,23 @@ int emb_validate_files(const char *golden, const char *input,
 		goto done;
 	}
 	while (more_g || more_i) {
-		if (more_g)
+		if (more_g) {
+			emb_validate_records(v, &r0);
 			more_g = feed(v, EMB_SIDE_GOLDEN, rg, recg);
+			emb_validate_records(v, &r1);
+			if (r1.bad > r0.bad && !gbad++)
+				gfirst = emb_reader_lineno(rg);
+		}
 		if (more_i)
 			more_i = feed(v, EMB_SIDE_INPUT, ri, reci);
 	}
 	rc = emb_validate_finish(v, out);
+	/* a golden that cannot be read is a bad reference, not a failed
+	 * comparison: the caller's "unreadable file" status */
+	if (gbad)
+		rc = emb_err_set(err, "%s:%zu: unreadable golden line (%zu in "
+		                 "all): the golden must be valid JSON Lines",
+		                 emb_reader_name(rg), gfirst, gbad);
 done:
 	emb_record_free(recg);
 	emb_record_free(reci);

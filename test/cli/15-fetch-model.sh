@@ -54,34 +54,63 @@ api_json $C3 > "$srv/api/models/private/m/revision/main"
 # the revision of one file differs, to tell the snapshots apart
 echo '{"v": 2}' > "$srv/acme/tiny/resolve/$C2/config_sentence_transformers.json"
 
-# http.server on a free port; paths under /private/ need the token
+# http.server on a free port: SERVER.PY ROOT PORTFILE HOST LOG [REDIRECT]
+# On 127.0.0.1 (the Hub) paths under /private/ need the token, and with
+# REDIRECT the files of /private/ models are redirected there (as the Hub
+# sends downloads to its CDN); 127.0.0.2 (the CDN) serves them to anyone.
+# /api/models/stall/... never answers.  Each request is logged with its
+# Authorization header.
 cat > "$T/server.py" <<'PY'
-import http.server, sys, os
+import http.server, sys, os, time
+root, portfile, host, log = sys.argv[1:5]
+redirect = sys.argv[5] if len(sys.argv) > 5 else None
 class H(http.server.SimpleHTTPRequestHandler):
     def translate_path(self, path):
         # keep %2F inside a path component (revision refs/pr/1)
-        return os.path.join(sys.argv[1], *[p for p in path.split("?")[0].split("/") if p])
+        return os.path.join(root, *[p for p in path.split("?")[0].split("/") if p])
     def do_GET(self):
-        with open(os.path.join(sys.argv[1], "..", "requests.log"), "a") as f:
+        with open(log, "a") as f:
             f.write(self.path + " " + str(self.headers.get("Authorization")) + "\n")
-        if "/private/" in self.path and self.headers.get("Authorization") != "Bearer sekret":
-            self.send_error(401)
+        if self.path.startswith("/api/models/stall/"):
+            time.sleep(60)
             return
+        if host == "127.0.0.1" and "/private/" in self.path:
+            if self.headers.get("Authorization") != "Bearer sekret":
+                self.send_error(401)
+                return
+            if redirect and "/resolve/" in self.path:
+                self.send_response(302)
+                self.send_header("Location", redirect + self.path)
+                self.end_headers()
+                return
         super().do_GET()
     def log_message(self, *a):
         pass
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-with open(sys.argv[2] + ".tmp", "w") as f:
+s = http.server.ThreadingHTTPServer((host, 0), H)
+s.daemon_threads = True
+with open(portfile + ".tmp", "w") as f:
     f.write(str(s.server_address[1]))
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+os.rename(portfile + ".tmp", portfile)
 s.serve_forever()
 PY
-python3 "$T/server.py" "$srv" "$T/port" &
+wait_port() { # FILE
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	cat "$1" 2>/dev/null
+}
+server2_pid=
+if python3 -c 'import socket; socket.socket().bind(("127.0.0.2", 0))' 2>/dev/null; then
+	python3 "$T/server.py" "$srv" "$T/port2" 127.0.0.2 "$T/requests2.log" &
+	server2_pid=$!
+	port2=$(wait_port "$T/port2")
+	python3 "$T/server.py" "$srv" "$T/port" 127.0.0.1 "$T/requests.log" \
+		"http://127.0.0.2:$port2" &
+else
+	python3 "$T/server.py" "$srv" "$T/port" 127.0.0.1 "$T/requests.log" &
+fi
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null' EXIT
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-port=$(cat "$T/port" 2>/dev/null)
+trap 'kill "$server_pid" $server2_pid 2>/dev/null' EXIT
+port=$(wait_port "$T/port")
 t_ok "local HTTP server started (port $port)" test -n "$port"
 export HF_ENDPOINT="http://127.0.0.1:$port"
 unset HF_TOKEN HF_HOME HUGGINGFACE_HUB_CACHE
@@ -159,6 +188,43 @@ t_eq "private model with HF_TOKEN: exit 0" "$s" 0
 t_ok "private model fetched" test -f "$T/cache/models--private--m/snapshots/$C3/model.safetensors"
 t_grep "token sent as a Bearer header" "Bearer sekret" "$T/requests.log"
 t_nogrep "token never in a URL" "sekret.*Bearer\|^[^ ]*sekret" "$T/requests.log"
+if [ -n "$server2_pid" ]; then
+	t_grep "private files redirected to another host" "/private/m/resolve/$C3/model.safetensors None" "$T/requests2.log"
+	t_nogrep "the token never reaches the host a redirect leads to" "sekret\|Bearer" "$T/requests2.log"
+else
+	echo "ok - the token never reaches the host a redirect leads to # skip 127.0.0.2 cannot be bound here"
+fi
+
+# the token file is the owner's only, from its creation (a umask after
+# the redirection would leave it 0644 until then): watch the curl config
+# while a request hangs
+rm -rf "$T/tmpd" && mkdir "$T/tmpd"
+(umask 022; HF_TOKEN=sekret TMPDIR="$T/tmpd" FETCH_MODEL_STALL=5 "$FM" stall/x > /dev/null 2>&1) &
+fm_pid=$!
+i=0
+while [ -z "$(ls "$T"/tmpd/*/curlrc 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+t_eq "curl config holding the token is mode 600" \
+	"$(ls -l "$T"/tmpd/*/curlrc 2>/dev/null | cut -c1-10)" "-rw-------"
+# SIGTERM stops it at once, curl included (not after the stall limit)
+sleep 0.3
+t0=$(date +%s)
+kill -TERM "$fm_pid"
+wait "$fm_pid"; s=$?
+t1=$(date +%s)
+t_eq "SIGTERM while curl waits: exit 143" "$s" 143
+t_ok "SIGTERM: gone within 2 s" test $((t1 - t0)) -le 2
+sleep 0.2
+t_eq "SIGTERM: curl was stopped too" "$(ps -eo args | grep -c "[c]url -K $T/tmpd")" 0
+t_ok "SIGTERM: its temporary directory removed" test -z "$(ls "$T/tmpd")"
+
+# a server that stops sending: a timeout, named as such
+t0=$(date +%s)
+FETCH_MODEL_STALL=1 FETCH_MODEL_TIMEOUT=2 "$FM" stall/x > "$T/out" 2> "$T/err"; s=$?
+t1=$(date +%s)
+t_eq "stalled server: exit 1" "$s" 1
+t_grep "stalled server: says it timed out" "timed out (no data for 1 s, or more than 2 s" "$T/err"
+t_ok "stalled server: gives up within 15 s (3 tries)" test $((t1 - t0)) -le 15
+t_status "bad FETCH_MODEL_TIMEOUT: exit 1" 1 env FETCH_MODEL_TIMEOUT=soon "$FM" acme/tiny 2> /dev/null
 
 # errors
 "$FM" acme/nope > "$T/out" 2> "$T/err"; s=$?
@@ -177,6 +243,6 @@ t_ok "emb-synth --resolve of an id not in the cache fails" \
 	sh -c '! emb-synth --resolve acme/nope 2> "$1"' sh "$T/err"
 t_grep "and says where it looked" "$T/cache/models--acme--nope" "$T/err"
 
-kill "$server_pid" 2>/dev/null
-wait "$server_pid" 2>/dev/null || :
+kill "$server_pid" $server2_pid 2>/dev/null
+wait "$server_pid" $server2_pid 2>/dev/null || :
 trap - EXIT

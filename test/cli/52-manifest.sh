@@ -201,7 +201,9 @@ t_eq "missing manifest: exit 3" "$?" 3
 emb-validate --manifest "$T/ok.yaml" --atol 1 > "$T/out" 2> "$T/err"
 t_eq "--atol with --manifest: exit 2" "$?" 2
 
-# synth: materialized once, again only when the recipe changes
+# synth: built inside the run directory (here --keep), once, again only
+# when the recipe changes; never where the manifest's model: points
+K="$T/keep"
 cat > "$T/synth.yaml" <<EOF
 cases:
   - name: bert-tiny
@@ -214,22 +216,26 @@ cases:
     command: emb-encode -j 2 --pool
     fields: [input_ids, embedding]
 EOF
-emb-validate --manifest "$T/synth.yaml" > "$T/out" 2>&1
+emb-validate --manifest "$T/synth.yaml" --keep "$K" > "$T/out" 2>&1
 t_eq "synth case: exit 0" "$?" 0
 t_grep "synth case compared" '^bert-tiny: embedding: 8 records' "$T/out"
-t_ok "the recipe is recorded" cmp -s "$T/fx/bert-tiny/.done" "$D/fixtures/bert-tiny-cls-bf16/recipe.json"
-: > "$T/fx/bert-tiny/marker"
-emb-validate --manifest "$T/synth.yaml" > "$T/out" 2>&1
+t_ok "the recipe is recorded" cmp -s "$K/models/fx/bert-tiny/.done" "$D/fixtures/bert-tiny-cls-bf16/recipe.json"
+t_ok "nothing written where model: points" test ! -e "$T/fx"
+: > "$K/models/fx/bert-tiny/marker"
+emb-validate --manifest "$T/synth.yaml" --keep "$K" > "$T/out" 2>&1
 t_eq "synth case again: exit 0" "$?" 0
-t_ok "an up-to-date model is not rebuilt" test -e "$T/fx/bert-tiny/marker"
-echo stale > "$T/fx/bert-tiny/.done"
-emb-validate --manifest "$T/synth.yaml" > "$T/out" 2>&1
+t_ok "an up-to-date model is not rebuilt" test -e "$K/models/fx/bert-tiny/marker"
+echo stale > "$K/models/fx/bert-tiny/.done"
+emb-validate --manifest "$T/synth.yaml" --keep "$K" > "$T/out" 2>&1
 t_eq "synth case, stale: exit 0" "$?" 0
-t_ok "a stale model is rebuilt" test ! -e "$T/fx/bert-tiny/marker"
-t_ok "and recorded again" cmp -s "$T/fx/bert-tiny/.done" "$D/fixtures/bert-tiny-cls-bf16/recipe.json"
-mkdir -p "$T/fx/mine" && : > "$T/fx/mine/precious"
+t_ok "a stale model is rebuilt" test ! -e "$K/models/fx/bert-tiny/marker"
+t_ok "and recorded again" cmp -s "$K/models/fx/bert-tiny/.done" "$D/fixtures/bert-tiny-cls-bf16/recipe.json"
+mkdir -p "$K/models/fx/mine" && : > "$K/models/fx/mine/precious"
 sed 's|fx/bert-tiny|fx/mine|' "$T/synth.yaml" > "$T/synth2.yaml"
-emb-validate --manifest "$T/synth2.yaml" > "$T/out" 2>&1
+emb-validate --manifest "$T/synth2.yaml" --keep "$K" > "$T/out" 2>&1
 t_eq "synth into a foreign directory: exit 1" "$?" 1
 t_grep "refused" "refusing to write into it" "$T/out"
-t_ok "foreign files untouched" test -e "$T/fx/mine/precious"
+t_ok "foreign files untouched" test -e "$K/models/fx/mine/precious"
+emb-validate --manifest "$T/synth.yaml" > "$T/out" 2>&1
+t_eq "synth case in a temporary directory: exit 0" "$?" 0
+t_ok "nothing written where model: points (temporary run)" test ! -e "$T/fx"

@@ -1,0 +1,224 @@
+/*
+ * file.c - opening the files a model names: inside the model directory
+ * (or the Hugging Face cache blobs its snapshot links into), regular
+ * files only, never waiting in open() (see io/file.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "io/io.h"
+
+const char *const emb_model_file_names[] = {
+	"config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+	"special_tokens_map.json", "modules.json", "sentence_bert_config.json",
+	"config_sentence_transformers.json", "model.safetensors",
+	"model.safetensors.index.json", NULL
+};
+
+static const char *kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+/* set err and return -1 with errno E kept for the caller */
+static int fail(int e, emb_err *err, const char *fmt, const char *a,
+                const char *b)
+{
+	emb_err_set(err, fmt, a, b);
+	errno = e;
+	return -1;
+}
+
+int emb_path_within(const char *real, const char *realroot)
+{
+	size_t n = strlen(realroot);
+	const char *r, *s, *name;
+
+	if (n == 1 && realroot[0] == '/')
+		return real[0] == '/' && real[1] != 0;
+	if (!strncmp(real, realroot, n) && real[n] == '/' && real[n + 1])
+		return 1;
+	/* CACHE/models--X/snapshots/REV -> CACHE/models--X/blobs/NAME */
+	r = strrchr(realroot, '/');
+	if (!r || r == realroot)
+		return 0;
+	for (s = r - 1; s > realroot && *s != '/'; s--)
+		;
+	if (*s != '/' || (size_t)(r - s) != 10 || strncmp(s, "/snapshots", 10))
+		return 0;
+	n = (size_t)(s - realroot);       /* CACHE/models--X */
+	if (n == 0 || strncmp(real, realroot, n) || strncmp(real + n, "/blobs/", 7))
+		return 0;
+	name = real + n + 7;
+	return *name && !strchr(name, '/') && strcmp(name, ".") &&
+	       strcmp(name, "..");
+}
+
+int emb_file_open(const char *root, const char *path, size_t *size,
+                  emb_err *err)
+{
+	char rp[PATH_MAX], rr[PATH_MAX];
+	const char *p = path;
+	struct stat sb;
+	int fd, fl, e;
+
+	/* stat first: a FIFO or device is refused without being opened */
+	if (stat(path, &sb) < 0)
+		return fail(errno, err, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return fail(EINVAL, err, "%s: not a regular file (%s)", path,
+		            kind(sb.st_mode));
+	if (root) {
+		if (!realpath(root, rr))
+			return fail(errno, err, "%s: %s", root, strerror(errno));
+		if (!realpath(path, rp))
+			return fail(errno, err, "%s: %s", path, strerror(errno));
+		if (!emb_path_within(rp, rr))
+			return fail(EPERM, err, "%s: resolves to a file outside the "
+			            "model directory %s (refused: see emb(7) SECURITY)",
+			            path, root);
+		p = rp;
+	}
+	/* non-blocking, so that a FIFO swapped in since cannot stall us;
+	 * the resolved path must not have become a link meanwhile */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+	          (root ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return fail(errno, err, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		e = errno;
+		close(fd);
+		if (S_ISREG(sb.st_mode))
+			return fail(e, err, "%s: %s", path, strerror(e));
+		return fail(EINVAL, err, "%s: not a regular file (%s)", path,
+		            kind(sb.st_mode));
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		e = errno;
+		close(fd);
+		return fail(e, err, "%s: %s", path, strerror(e));
+	}
+	if (size)
+		*size = (size_t)sb.st_size;
+	return fd;
+}
+
+char *emb_file_read(const char *root, const char *path, size_t max,
+                    size_t *len, emb_err *err)
+{
+	size_t size, got = 0;
+	char *buf;
+	ssize_t r;
+	int fd = emb_file_open(root, path, &size, err), e;
+
+	if (fd < 0)
+		return NULL;
+	if (size > max) {
+		close(fd);
+		if (max % (1 << 20) == 0)
+			emb_err_set(err, "%s: larger than %zu MiB", path, max >> 20);
+		else
+			emb_err_set(err, "%s: larger than %zu bytes", path, max);
+		errno = EFBIG;
+		return NULL;
+	}
+	if (!(buf = malloc(size + 1))) {
+		close(fd);
+		emb_err_set(err, "%s: out of memory", path);
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (got < size && (r = read(fd, buf + got, size - got)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			emb_err_set(err, "%s: %s", path, strerror(e));
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = 0;
+	*len = got;
+	return buf;
+}
+
+int emb_model_dir_check(const char *dir, emb_err *err)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return 0;       /* a file named directly: the user's own */
+	for (int i = 0; emb_model_file_names[i]; i++) {
+		size_t n = strlen(dir) + strlen(emb_model_file_names[i]) + 2;
+		char *p = malloc(n);
+		int fd;
+
+		if (!p)
+			return emb_err_set(err, "%s: out of memory", dir);
+		snprintf(p, n, "%s/%s", dir, emb_model_file_names[i]);
+		if (lstat(p, &sb) < 0) {
+			free(p);
+			continue;
+		}
+		fd = emb_file_open(dir, p, NULL, err);
+		free(p);
+		if (fd < 0 && errno != ENOENT)
+			return -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+const char *emb_json_error_text(char *buf, size_t n, const char *text)
+{
+	char *near;
+
+	snprintf(buf, n, "%s", text ? text : "parse error");
+	if ((near = strstr(buf, " near '")))   /* not " near end of file" */
+		*near = 0;
+	return buf;
+}
+
+json_t *emb_json_file_load(const char *root, const char *path, size_t max,
+                           size_t flags, emb_err *err)
+{
+	json_error_t je;
+	char tb[160], *text;
+	size_t len;
+	json_t *j;
+
+	if (!(text = emb_file_read(root, path, max, &len, err)))
+		return NULL;
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
+		free(text);
+		emb_err_set(err, "%s: starts with a UTF-8 byte order mark (not "
+		            "allowed in JSON: remove it)", path);
+		errno = EINVAL;
+		return NULL;
+	}
+	j = json_loadb(text, len, flags, &je);
+	free(text);
+	if (!j) {
+		emb_err_set(err, "%s: invalid JSON at line %d column %d: %s", path,
+		            je.line, je.column,
+		            emb_json_error_text(tb, sizeof(tb), je.text));
+		errno = EINVAL;
+	}
+	return j;
+}

@@ -1,0 +1,81 @@
+/*
+ * io/file.h - opening the files a model directory (or a manifest) names,
+ * without leaving that directory and without blocking.
+ * Layer io: includes base only.
+ *
+ * The rule (emb(7) SECURITY): a file a model names is read only when,
+ * after resolving every symbolic link, it lies inside the model
+ * directory, or, for a Hugging Face cache snapshot (CACHE/models--X/
+ * snapshots/REV), in that repository's blobs/ folder (the links
+ * huggingface_hub and scripts/fetch-model write); and only when it is a
+ * regular file (a FIFO, device, socket or directory is refused before it
+ * is opened, and the open itself does not wait).
+ */
+#ifndef EMB_IO_FILE_H
+#define EMB_IO_FILE_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+
+/*
+ * Open PATH read-only (O_CLOEXEC, blocking mode) and return its
+ * descriptor (new: close()); -1 with err set on failure, and then errno
+ * is ENOENT when PATH does not exist (callers for whom a missing file
+ * means defaults test that).  ROOT: the model directory PATH must stay
+ * inside (the rule above), or NULL when the user named PATH directly
+ * (then only "a regular file" is checked).  *size (may be NULL): the
+ * file's size.
+ */
+int emb_file_open(const char *root, const char *path, size_t *size,
+                  emb_err *err);
+
+/*
+ * Read PATH whole (emb_file_open's rules; at most MAX bytes, else an
+ * error naming the limit) into a new NUL-terminated buffer (free());
+ * *len its length.  NULL with err set on failure (errno ENOENT as above).
+ */
+char *emb_file_read(const char *root, const char *path, size_t max,
+                    size_t *len, emb_err *err);
+
+/*
+ * 1 when the real path REAL lies inside the real directory REALROOT, or
+ * in the blobs/ folder of the Hugging Face cache repository whose
+ * snapshot REALROOT is; 0 otherwise.  Both must be absolute and free of
+ * links (realpath()).  Exposed for the tests.
+ */
+int emb_path_within(const char *real, const char *realroot);
+
+/*
+ * Check the files emb reads by their names from the model directory DIR
+ * (config.json, tokenizer.json, vocab.txt, tokenizer_config.json,
+ * special_tokens_map.json, modules.json, sentence_bert_config.json,
+ * config_sentence_transformers.json, model.safetensors and its index)
+ * against the rule, before any loader opens them: -1 with err naming the
+ * first that breaks it.  Absent files are no error.
+ */
+int emb_model_dir_check(const char *dir, emb_err *err);
+
+/* the names above, NULL-terminated (borrowed, static) */
+extern const char *const emb_model_file_names[];
+
+/*
+ * A JSON parser's error text without the input it quotes: jansson's
+ * "'[' or '{' expected near 'root'" becomes "'[' or '{' expected", so
+ * that a message never shows the bytes of a file.  Writes into BUF
+ * (N bytes) and returns it.
+ */
+const char *emb_json_error_text(char *buf, size_t n, const char *text);
+
+/*
+ * emb_file_read (ROOT, PATH, MAX as there), then parse it as JSON with
+ * jansson's decoding FLAGS: a new json_t (json_decref), or NULL with err
+ * set ("PATH: invalid JSON at line L column C: WHAT", without the bytes;
+ * "starts with a UTF-8 byte order mark" for a BOM); errno ENOENT when
+ * PATH does not exist.
+ */
+struct json_t;
+struct json_t *emb_json_file_load(const char *root, const char *path,
+                                  size_t max, size_t flags, emb_err *err);
+
+#endif /* EMB_IO_FILE_H */

@@ -1,0 +1,357 @@
+/*
+ * ckpt.c - a new checkpoint directory, written beside its final place and
+ * renamed into it (see st/ckpt.h).  Only the files emb reads are copied,
+ * each through emb_file_open (inside the model directory, regular files,
+ * no waiting): never a directory copy, never a link followed out.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "io/io.h"
+#include "st/ckpt.h"
+
+static char *cat3(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s%s%s", a, b, c);
+	return p;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+/* remove a tree this program made (links are removed, not followed) */
+static int rm_tree(const char *p)
+{
+	return nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* 1 when A is B or lies below it (both real paths) */
+static int below(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (!strcmp(a, b))
+		return 1;
+	if (n == 1 && b[0] == '/')
+		return 1;
+	return !strncmp(a, b, n) && a[n] == '/';
+}
+
+static int is_empty_dir(const char *p)
+{
+	DIR *d = opendir(p);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+/* OUT split into its parent directory (new) and last name (new) */
+static int split(char **parent, char **base, const char *out, emb_err *err)
+{
+	char *p = strdup(out), *s;
+	size_t n;
+
+	*parent = *base = NULL;
+	if (!p)
+		return emb_err_set(err, "out of memory");
+	n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = 0;
+	s = strrchr(p, '/');
+	*base = strdup(s ? s + 1 : p);
+	if (!s)
+		*parent = strdup(".");
+	else if (s == p)
+		*parent = strdup("/");
+	else {
+		*s = 0;
+		*parent = strdup(p);
+	}
+	free(p);
+	if (!*parent || !*base) {
+		free(*parent);
+		free(*base);
+		return emb_err_set(err, "out of memory");
+	}
+	if (!**base || !strcmp(*base, ".") || !strcmp(*base, "..")) {
+		free(*parent);
+		free(*base);
+		return emb_err_set(err, "%s: name the new checkpoint directory "
+		                   "itself", out);
+	}
+	return 0;
+}
+
+int emb_ckpt_begin(char **tmp, const char *model, const char *out,
+                   int force, emb_err *err)
+{
+	char rmodel[PATH_MAX], rparent[PATH_MAX], *parent, *base, *rout, *t;
+	struct stat sb;
+	int rc = -1;
+
+	*tmp = NULL;
+	if (split(&parent, &base, out, err) < 0)
+		return -1;
+	if (!realpath(model, rmodel)) {
+		emb_err_set(err, "%s: %s", model, strerror(errno));
+		goto out;
+	}
+	if (!realpath(parent, rparent)) {
+		emb_err_set(err, "%s: %s", parent, strerror(errno));
+		goto out;
+	}
+	if (!(rout = cat3(rparent, strcmp(rparent, "/") ? "/" : "", base))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
+	if (below(rout, rmodel) || below(rmodel, rout)) {
+		emb_err_set(err, "%s: the output directory %s the model directory "
+		            "%s", out, !strcmp(rout, rmodel) ? "is" :
+		            below(rmodel, rout) ? "holds" : "is inside", model);
+		free(rout);
+		goto out;
+	}
+	free(rout);
+	if (lstat(out, &sb) == 0) {
+		if (S_ISLNK(sb.st_mode)) {
+			emb_err_set(err, "%s: is a symbolic link (name a directory)",
+			            out);
+			goto out;
+		}
+		if (!S_ISDIR(sb.st_mode)) {
+			emb_err_set(err, "%s: exists and is not a directory", out);
+			goto out;
+		}
+		if (!force && !is_empty_dir(out)) {
+			emb_err_set(err, "%s: exists and is not empty (--force "
+			            "replaces it)", out);
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		emb_err_set(err, "%s: %s", out, strerror(errno));
+		goto out;
+	}
+	if (!(t = malloc(strlen(parent) + strlen(base) + 16))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
+	sprintf(t, "%s/.%s.tmp-XXXXXX", parent, base);
+	if (!mkdtemp(t)) {
+		emb_err_set(err, "%s: %s", t, strerror(errno));
+		free(t);
+		goto out;
+	}
+	{       /* mkdtemp made it 0700: the mode a mkdir would give */
+		mode_t um = umask(022);
+		umask(um);
+		chmod(t, 0777 & ~um);
+	}
+	*tmp = t;
+	rc = 0;
+out:
+	free(parent);
+	free(base);
+	return rc;
+}
+
+/* copy MODEL/REL to TMP/REL (parents made); absent: 0 */
+static int copy_one(const char *model, const char *tmp, const char *rel,
+                    emb_err *err)
+{
+	char *src = cat3(model, "/", rel), *dst = cat3(tmp, "/", rel), *s;
+	char buf[65536];
+	struct stat sb;
+	int in = -1, out = -1, rc = -1;
+	ssize_t n;
+
+	if (!src || !dst) {
+		emb_err_set(err, "out of memory");
+		goto done;
+	}
+	if (lstat(src, &sb) < 0) {
+		rc = 0;
+		goto done;
+	}
+	if ((in = emb_file_open(model, src, NULL, err)) < 0)
+		goto done;
+	for (s = dst + strlen(tmp) + 1; (s = strchr(s, '/')); s++) {
+		*s = 0;
+		if (mkdir(dst, 0777) < 0 && errno != EEXIST) {
+			emb_err_set(err, "%s: %s", dst, strerror(errno));
+			goto done;
+		}
+		*s = '/';
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	           0666);
+	if (out < 0) {
+		emb_err_set(err, "%s: %s", dst, strerror(errno));
+		goto done;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			emb_err_set(err, "%s: %s", src, strerror(errno));
+			goto done;
+		}
+		for (ssize_t w = 0, k; w < n; w += k)
+			if ((k = write(out, buf + w, (size_t)(n - w))) < 0) {
+				if (errno == EINTR) {
+					k = 0;
+					continue;
+				}
+				emb_err_set(err, "%s: write error: %s", dst,
+				            strerror(errno));
+				goto done;
+			}
+	}
+	rc = 0;
+done:
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = emb_err_set(err, "%s: write error: %s", dst, strerror(errno));
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/* a relative path with no empty, "." or ".." component */
+static int plain_relpath(const char *s)
+{
+	const char *p = s;
+
+	if (!*s || *s == '/')
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return 1;
+}
+
+int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
+{
+	char *mpath;
+	json_t *mods;
+	size_t i;
+
+	for (i = 0; emb_model_file_names[i]; i++) {
+		const char *f = emb_model_file_names[i];
+		if (!strcmp(f, "model.safetensors") ||
+		    !strcmp(f, "model.safetensors.index.json"))
+			continue;
+		if (copy_one(model, tmp, f, err) < 0)
+			return -1;
+	}
+	/* the module folders (Pooling's config, Dense's config and weights) */
+	if (!(mpath = cat3(model, "/", "modules.json")))
+		return emb_err_set(err, "out of memory");
+	mods = emb_json_file_load(model, mpath, (size_t)16 << 20, 0, err);
+	free(mpath);
+	if (!mods)
+		return errno == ENOENT ? 0 : -1;
+	for (i = 0; json_is_array(mods) && i < json_array_size(mods); i++) {
+		const char *p = json_string_value(json_object_get(
+			json_array_get(mods, i), "path"));
+		char *c, *w;
+		int rc;
+
+		if (!p || !*p || !plain_relpath(p))
+			continue;       /* the loaders say what is wrong with it */
+		c = cat3(p, "/", "config.json");
+		w = cat3(p, "/", "model.safetensors");
+		rc = !c || !w ? emb_err_set(err, "out of memory") :
+		     copy_one(model, tmp, c, err) < 0 ? -1 :
+		     copy_one(model, tmp, w, err);
+		free(c);
+		free(w);
+		if (rc < 0) {
+			json_decref(mods);
+			return -1;
+		}
+	}
+	json_decref(mods);
+	return 0;
+}
+
+int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
+{
+	struct stat sb;
+	char *old;
+	size_t n;
+
+	if (lstat(out, &sb) < 0 || (S_ISDIR(sb.st_mode) && is_empty_dir(out))) {
+		if (rename(tmp, out) == 0)
+			return 0;
+		emb_err_set(err, "%s: %s", out, strerror(errno));
+		emb_ckpt_abort(tmp);
+		return -1;
+	}
+	/* replace OUT (--force): move it aside, move TMP in, remove it */
+	n = strlen(tmp);
+	if (!(old = strdup(tmp)) || n < 10) {
+		free(old);
+		emb_ckpt_abort(tmp);
+		return emb_err_set(err, "out of memory");
+	}
+	memcpy(old + n - 10, "old", 3);    /* .NAME.old-XXXXXX */
+	if (rename(out, old) < 0) {
+		emb_err_set(err, "%s: %s", out, strerror(errno));
+		free(old);
+		emb_ckpt_abort(tmp);
+		return -1;
+	}
+	if (rename(tmp, out) < 0) {
+		emb_err_set(err, "%s: %s", out, strerror(errno));
+		if (rename(old, out) < 0)
+			emb_err_set(err, "%s: %s (the old directory is %s)", out,
+			            strerror(errno), old);
+		free(old);
+		emb_ckpt_abort(tmp);
+		return -1;
+	}
+	rm_tree(old);
+	free(old);
+	return 0;
+}
+
+void emb_ckpt_abort(const char *tmp)
+{
+	if (tmp)
+		rm_tree(tmp);
+}

@@ -1,0 +1,293 @@
+# 82-security.sh - the trust boundary of emb(7) SECURITY, tried as an
+# attacker would: model directories with links out and FIFOs, files whose
+# bytes must not reach a message, emb-quantize -o onto hostile places,
+# manifests that try to write or delete outside their run directory, and
+# the exit statuses of the files besides stdout.
+T=$(t_tmpdir 82-security)
+fd=$(t_fixture bert-tiny-cls-bf16)
+echo '{"text":"hello world"}' > "$T/in.jsonl"
+printf 'root:x:0:0:root:/root:/bin/bash\nSECRETLINE\n' > "$T/secret"
+chmod 640 "$T/secret"
+
+# a copy of the fixture (files, not links) in $T/NAME
+mkmodel() {
+	rm -rf "$T/$1"
+	cp -R "$fd" "$T/$1" && rm -f "$T/$1/.done"
+}
+# CMD must exit 3 within 10 s (no hang) with a message matching RE
+load_fails() { # DESC RE CMD...
+	d=$1 re=$2
+	shift 2
+	timeout 10 "$@" < "$T/in.jsonl" > "$T/out" 2> "$T/err"
+	s=$?
+	t_eq "$d: exit 3 (not a hang)" "$s" 3
+	t_grep "$d: says why" "$re" "$T/err"
+	t_lines "$d: one line" 1 "$T/err"
+	t_eq "$d: nothing on stdout" "$(wc -c < "$T/out" | tr -d ' ')" 0
+}
+
+# --- reads stay inside the model directory -----------------------------
+for f in model.safetensors config.json tokenizer.json modules.json \
+	1_Pooling/config.json; do
+	mkmodel ln
+	rm "$T/ln/$f" && ln -s "$T/secret" "$T/ln/$f"
+	load_fails "$f -> a file outside" "$f: resolves to a file outside the model directory" \
+		emb-encode -m "$T/ln" --pool
+	t_nogrep "$f -> outside: no byte of it shown" "root\|SECRET\|[0-9]\{12,\}" "$T/err"
+done
+mkmodel ln
+mkdir "$T/elsewhere" && mv "$T/ln/1_Pooling" "$T/elsewhere/" && ln -s "$T/elsewhere/1_Pooling" "$T/ln/1_Pooling"
+load_fails "a module folder linked outside" "1_Pooling/config.json: resolves to a file outside" \
+	emb-encode -m "$T/ln" --pool
+mkmodel ln
+mv "$T/ln/model.safetensors" "$T/ln/weights.bin" && ln -s weights.bin "$T/ln/model.safetensors"
+echo '{"text":"hello world"}' | emb-encode -m "$T/ln" --pool > "$T/out" 2> "$T/err"
+t_eq "a link inside the model directory is fine" "$?" 0
+# sharded: an index naming a shard that links out
+mkmodel sh
+mv "$T/sh/model.safetensors" "$T/shard.safetensors"
+ln -s "$T/shard.safetensors" "$T/sh/model-00001-of-00001.safetensors"
+emb-synth --inspect "$T/shard.safetensors" | awk '{print $1}' > "$T/names"
+awk 'BEGIN { printf "{\"weight_map\": {" } { printf "%s\"%s\": \"model-00001-of-00001.safetensors\"", (NR > 1 ? ", " : ""), $1 } END { print "}}" }' \
+	"$T/names" > "$T/sh/model.safetensors.index.json"
+load_fails "a shard linked outside" "model-00001-of-00001.safetensors: resolves to a file outside" \
+	emb-encode -m "$T/sh" --pool
+
+# the Hugging Face cache layout: snapshot links into blobs/ are the one
+# exception, a link anywhere else is not
+hc="$T/hub/models--acme--tiny"
+mkdir -p "$hc/blobs" "$hc/snapshots/c1/1_Pooling" "$hc/refs"
+printf c1 > "$hc/refs/main"
+for f in $(cd "$fd" && find . -type f ! -name .done | sed 's|^\./||'); do
+	h=$(sha256sum < "$fd/$f" | cut -d ' ' -f 1)
+	cp "$fd/$f" "$hc/blobs/$h"
+	case $f in */*) up=../../../ ;; *) up=../../ ;; esac
+	ln -s "${up}blobs/$h" "$hc/snapshots/c1/$f"
+done
+echo '{"text":"hello world"}' | HF_HUB_CACHE="$T/hub" emb-encode -m acme/tiny --pool > "$T/out" 2> "$T/err"
+t_eq "HF cache snapshot linking into blobs/: exit 0" "$?" 0
+echo '{"text":"hello world"}' | emb-encode -m "$fd" --pool > "$T/want"
+t_ok "HF cache snapshot: the same vectors" cmp -s "$T/out" "$T/want"
+rm "$hc/snapshots/c1/config.json" && ln -s ../../../../secret "$hc/snapshots/c1/config.json"
+load_fails "HF cache snapshot linking outside blobs/" "config.json: resolves to a file outside" \
+	env HF_HUB_CACHE="$T/hub" emb-encode -m acme/tiny --pool
+
+# --- regular files only, never a hang ------------------------------------
+for f in model.safetensors config.json tokenizer.json vocab.txt modules.json \
+	1_Pooling/config.json sentence_bert_config.json tokenizer_config.json; do
+	mkmodel ff
+	rm -f "$T/ff/$f" && mkfifo "$T/ff/$f"
+	load_fails "FIFO as $f" "$f: not a regular file (a FIFO)" emb-encode -m "$T/ff" --pool
+done
+mkmodel ff
+rm "$T/ff/tokenizer.json" && mkfifo "$T/ff/tokenizer.json"
+load_fails "FIFO as tokenizer.json (emb-tokenize)" "tokenizer.json: not a regular file (a FIFO)" \
+	emb-tokenize -m "$T/ff"
+mkmodel ff
+rm "$T/ff/config.json" && ln -s /dev/zero "$T/ff/config.json"
+load_fails "a device as config.json" "config.json: not a regular file (a character device)" \
+	emb-encode -m "$T/ff" --pool
+mkmodel ff
+rm "$T/ff/config.json" && mkdir "$T/ff/config.json"
+load_fails "a directory as config.json" "config.json: not a regular file (a directory)" \
+	emb-encode -m "$T/ff" --pool
+# a shard that is a FIFO
+mkmodel sf
+mv "$T/sf/model.safetensors" "$T/sf/real.safetensors"
+awk 'BEGIN { printf "{\"weight_map\": {" } { printf "%s\"%s\": \"model-00001-of-00001.safetensors\"", (NR > 1 ? ", " : ""), $1 } END { print "}}" }' \
+	"$T/names" > "$T/sf/model.safetensors.index.json"
+mkfifo "$T/sf/model-00001-of-00001.safetensors"
+load_fails "FIFO as a shard" "model-00001-of-00001.safetensors: not a regular file (a FIFO)" \
+	emb-encode -m "$T/sf" --pool
+mkfifo "$T/ranges.fifo"
+load_fails "FIFO as --ranges" "ranges.fifo: not a regular file (a FIFO)" \
+	emb-quantize --vectors int8 --ranges "$T/ranges.fifo"
+
+# --- messages never quote file contents ----------------------------------
+mkmodel q
+cp "$T/secret" "$T/q/model.safetensors"
+load_fails "text as model.safetensors" "model.safetensors: not a safetensors file" emb-encode -m "$T/q" --pool
+t_nogrep "text as model.safetensors: no byte of it shown" "root\|SECRET\|[0-9]\{12,\}" "$T/err"
+mkmodel q
+cp "$T/secret" "$T/q/config.json"
+load_fails "text as config.json" "config.json: invalid JSON at line 1 column [0-9]*: " emb-encode -m "$T/q" --pool
+t_nogrep "text as config.json: no byte of it shown" "root\|SECRET\|near" "$T/err"
+mkmodel q
+cp "$T/secret" "$T/q/modules.json"
+load_fails "text as modules.json" "modules.json: invalid JSON" emb-encode -m "$T/q" --pool
+t_nogrep "text as modules.json: no byte of it shown" "root\|SECRET" "$T/err"
+mkmodel q
+printf '\357\273\277' > "$T/q/config.json" && cat "$fd/config.json" >> "$T/q/config.json"
+load_fails "config.json with a UTF-8 BOM" "config.json: starts with a UTF-8 byte order mark" \
+	emb-encode -m "$T/q" --pool
+printf '\357\273\277{"text":"hi"}\n' | emb-tokenize -m "$fd" > "$T/out" 2> "$T/err"
+t_eq "a record with a UTF-8 BOM: exit 1" "$?" 1
+t_grep "a record with a UTF-8 BOM: its own message" "<stdin>:1): starts with a UTF-8 byte order mark" "$T/err"
+
+# --- emb-quantize -o ------------------------------------------------------
+mkmodel qm
+ln -s /etc "$T/qm/docs"
+ln -s . "$T/qm/loop1"
+ln -s . "$T/qm/loop2"
+echo junk > "$T/qm/README.md"
+emb-quantize -m "$T/qm" -o "$T/qo" --weights int8 > "$T/out" 2> "$T/err"
+t_eq "quantize a model with links to /etc and loops: exit 0" "$?" 0
+t_ok "no docs/ (the link to /etc) in the output" test ! -e "$T/qo/docs"
+t_ok "no loop copies in the output" test ! -e "$T/qo/loop1"
+t_ok "only the files emb reads (no README.md)" test ! -e "$T/qo/README.md"
+t_eq "one model.safetensors, whatever the links" "$(find "$T/qo" -name '*.safetensors' | wc -l | tr -d ' ')" 1
+t_ok "the module folder is there" test -f "$T/qo/1_Pooling/config.json"
+t_eq "no temporary directory left beside it" "$(ls -a "$T" | grep -c '^\.qo\.')" 0
+echo '{"text":"hello world"}' | emb-encode -m "$T/qo" --pool > "$T/out" 2> "$T/err"
+t_eq "the int8 checkpoint works" "$?" 0
+# an existing non-empty -o: refused, then replaced with --force
+echo '{"prompts": {"q": "stale: "}, "default_prompt_name": "q"}' > "$T/qo/config_sentence_transformers.json"
+: > "$T/qo/stale-file"
+emb-quantize -m "$T/qm" -o "$T/qo" --weights f16 > "$T/out" 2> "$T/err"
+t_eq "non-empty -o without --force: exit 3" "$?" 3
+t_grep "non-empty -o: says so" "qo: exists and is not empty (--force replaces it)" "$T/err"
+t_ok "non-empty -o: left as it was" test -e "$T/qo/stale-file"
+emb-quantize -m "$T/qm" -o "$T/qo" --weights f16 --force > "$T/out" 2> "$T/err"
+t_eq "non-empty -o with --force: exit 0" "$?" 0
+t_ok "--force: no stale file kept" test ! -e "$T/qo/stale-file"
+t_ok "--force: no stale prompt config kept" cmp -s "$T/qo/config_sentence_transformers.json" "$T/qm/config_sentence_transformers.json"
+t_eq "--force: nothing left beside it" "$(ls -a "$T" | grep -c '^\.qo\.')" 0
+emb-quantize -m "$T/qm" -o "$T/qm/sub" --weights f16 > "$T/out" 2> "$T/err"
+t_eq "-o inside the model: exit 3" "$?" 3
+t_grep "-o inside the model: says so" "the output directory is inside the model directory" "$T/err"
+t_ok "-o inside the model: nothing made" test ! -e "$T/qm/sub"
+emb-quantize -m "$T/qm" -o "$T/qm" --weights f16 --force > "$T/out" 2> "$T/err"
+t_eq "-o the model itself, even with --force: exit 3" "$?" 3
+emb-quantize -m "$T/qm/1_Pooling/.." -o "$T" --weights f16 --force > "$T/out" 2> "$T/err"
+t_eq "-o a directory holding the model, with --force: exit 3" "$?" 3
+t_ok "the model is still there" test -f "$T/qm/model.safetensors"
+ln -s "$T/elsewhere" "$T/qlink"
+emb-quantize -m "$T/qm" -o "$T/qlink" --weights f16 > "$T/out" 2> "$T/err"
+t_eq "-o a symbolic link: exit 3" "$?" 3
+
+# --- exit statuses of the files besides stdout -----------------------------
+printf '{"embedding":[1,2]}\n{"embedding":[3,4]}\n' > "$T/vec.jsonl"
+TMPDIR="$T/no/such/dir" emb-quantize --vectors int8 < "$T/vec.jsonl" > "$T/out" 2> "$T/err"
+t_eq "unusable TMPDIR: exit 3 (not 1)" "$?" 3
+t_grep "unusable TMPDIR: says so" "cannot spool stdin.*TMPDIR" "$T/err"
+emb-quantize --vectors int8 --save-ranges "$T/no/such/r.json" "$T/vec.jsonl" > "$T/out" 2> "$T/err"
+t_eq "unwritable --save-ranges: exit 3 (not 4)" "$?" 3
+emb-quantize --vectors int8 --force "$T/vec.jsonl" > "$T/out" 2> "$T/err"
+t_eq "--force without -m: exit 2" "$?" 2
+printf '{"id":1,"embedding":[1,2]}\nnot json\n' > "$T/badgolden.jsonl"
+printf '{"id":1,"embedding":[1,2]}\n' > "$T/one.jsonl"
+emb-validate "$T/badgolden.jsonl" "$T/one.jsonl" > "$T/out" 2> "$T/err"
+t_eq "emb-validate, unreadable golden line: exit 3" "$?" 3
+t_grep "unreadable golden: diagnostic on stderr" "badgolden.jsonl:2: unreadable golden line" "$T/err"
+t_nogrep "unreadable golden: no diagnostic on stdout" "error" "$T/out"
+printf '{"id":1,"embedding":[1,3]}\n' > "$T/other.jsonl"
+emb-validate "$T/one.jsonl" "$T/other.jsonl" > "$T/out" 2> "$T/err"
+t_eq "emb-validate, a difference: exit 1" "$?" 1
+t_grep "per-record messages on stderr" "^id 1: embedding: max abs diff" "$T/err"
+t_grep "the summary on stdout" "^embedding: 1 records.*FAIL" "$T/out"
+
+# --- manifests --------------------------------------------------------------
+MD="$T/mf"
+mkdir -p "$MD/victim/.ssh"
+echo "ssh-ed25519 AAAA me" > "$MD/victim/.ssh/authorized_keys"
+tok=$(t_fixture bert-tiny-cls-bf16)
+echo '{"text":"hi"}' | emb-tokenize -m "$tok" > "$MD/tok.jsonl"
+cp "$MD/tok.jsonl" "$MD/golden.jsonl"
+mf_bad() { # NAME RE: the manifest $MD/NAME.yaml is refused at load, exit 3
+	emb-validate --manifest "$MD/$1.yaml" > "$T/out" 2> "$T/err"
+	t_eq "manifest $1: exit 3" "$?" 3
+	t_grep "manifest $1: names the line" "$1.yaml:[0-9]*: case 'a': $2" "$T/err"
+	t_ok "manifest $1: authorized_keys untouched" grep -q "AAAA me" "$MD/victim/.ssh/authorized_keys"
+	t_eq "manifest $1: nothing added to the victim" "$(ls -A "$MD/victim/.ssh" | grep -v '^.done$')" authorized_keys
+}
+case_head="cases:
+  - name: a
+    input: tok.jsonl
+    golden: golden.jsonl"
+printf '%s\n    model: %s\n    command: emb-tokenize | emb-quantize --weights f16 -o %s\n' \
+	"$case_head" "$tok" "$MD/victim/.ssh" > "$MD/write-o.yaml"
+mf_bad write-o "key 'command': 'emb-quantize': '-o' writes files"
+printf '%s\n    model: %s\n    command: emb-tokenize\n    args: [--output=%s]\n' \
+	"$case_head" "$tok" "$MD/victim/.ssh" > "$MD/write-args.yaml"
+mf_bad write-args "key 'args': '--output=.*' (given to emb-tokenize) writes files"
+printf '%s\n    model: %s\n    command: emb-quantize --save-ranges %s/r --vectors int8\n' \
+	"$case_head" "$tok" "$MD/victim/.ssh" > "$MD/write-ranges.yaml"
+mf_bad write-ranges "key 'command': 'emb-quantize': '--save-ranges' writes files"
+printf '%s\n    command: emb-validate --kee %s --manifest x.yaml\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/write-keep.yaml"
+mf_bad write-keep "key 'command': 'emb-validate': '--kee' writes files or runs commands"
+# model: + synth: a directory holding a .done is not deleted any more
+: > "$MD/victim/.ssh/.done"
+printf '%s\n    model: %s\n    synth: %s\n    synth_root: %s\n    command: emb-tokenize\n' \
+	"$case_head" "$MD/victim/.ssh" "$D/fixtures/bert-tiny-cls-bf16/recipe.json" "$D" > "$MD/synth-abs.yaml"
+mf_bad synth-abs "key 'model': with 'synth', the name of the checkpoint built inside the run directory"
+printf '%s\n    model: ../mf/victim/.ssh\n    synth: %s\n    synth_root: %s\n    command: emb-tokenize\n' \
+	"$case_head" "$D/fixtures/bert-tiny-cls-bf16/recipe.json" "$D" > "$MD/synth-up.yaml"
+mf_bad synth-up "key 'model': with 'synth'"
+printf '%s\n    model: victim/.ssh\n    synth: %s\n    synth_root: %s\n    command: emb-tokenize\n' \
+	"$case_head" "$D/fixtures/bert-tiny-cls-bf16/recipe.json" "$D" > "$MD/synth-rel.yaml"
+emb-validate --manifest "$MD/synth-rel.yaml" > "$T/out" 2> "$T/err"
+t_eq "synth into a name that exists beside the manifest: exit 0" "$?" 0
+t_ok "that directory is untouched (not removed, not written)" grep -q "AAAA me" "$MD/victim/.ssh/authorized_keys"
+t_eq "nothing added to it" "$(ls -A "$MD/victim/.ssh" | tr '\n' ' ')" ".done authorized_keys "
+printf '%s\n    model: brand/new\n    synth: %s\n    synth_root: %s\n    command: emb-tokenize\n' \
+	"$case_head" "$D/fixtures/bert-tiny-cls-bf16/recipe.json" "$D" > "$MD/synth-new.yaml"
+mkdir -p "$T/mtmp"
+TMPDIR="$T/mtmp" emb-validate --manifest "$MD/synth-new.yaml" > "$T/out" 2> "$T/err"
+t_eq "synth into a new name: exit 0" "$?" 0
+t_ok "no new path beside the manifest" test ! -e "$MD/brand"
+t_eq "the temporary run directory is removed" "$(ls "$T/mtmp" 2>/dev/null | wc -l | tr -d ' ')" 0
+# a program in the current directory is not found through an empty PATH entry
+mkdir -p "$MD/cwd"
+printf '#!/bin/sh\ntouch "%s/ran"\n' "$MD" > "$MD/cwd/emb-evil" && chmod +x "$MD/cwd/emb-evil"
+printf '%s\n    command: emb-evil\n' "$case_head" > "$MD/cwd.yaml"
+(cd "$MD/cwd" && PATH="$PATH:" emb-validate --manifest "$MD/cwd.yaml" > "$T/out" 2> "$T/err")
+t_eq "a program in the current directory: exit 1" "$?" 1
+t_grep "a program in the current directory: not found" "emb-evil: command not found" "$T/out"
+t_ok "a program in the current directory: not run" test ! -e "$MD/ran"
+# --trusted lets a command write where it says
+cp "$T/vec.jsonl" "$MD/vec.jsonl"
+emb-quantize --vectors int8 "$MD/vec.jsonl" > "$MD/vec.golden.jsonl"
+printf 'cases:\n  - name: a\n    input: vec.jsonl\n    golden: vec.golden.jsonl\n    command: emb-quantize --vectors int8 --save-ranges %s/ranges.json\n' \
+	"$MD" > "$MD/trusted.yaml"
+emb-validate --manifest "$MD/trusted.yaml" > "$T/out" 2> "$T/err"
+t_eq "without --trusted: exit 3" "$?" 3
+t_ok "without --trusted: nothing written" test ! -e "$MD/ranges.json"
+emb-validate --trusted --manifest "$MD/trusted.yaml" > "$T/out" 2> "$T/err"
+t_eq "--trusted: the manifest runs" "$?" 0
+t_ok "--trusted: the command wrote where it said" test -f "$MD/ranges.json"
+emb-validate --trusted "$MD/golden.jsonl" "$MD/tok.jsonl" > "$T/out" 2> "$T/err"
+t_eq "--trusted without --manifest: exit 2" "$?" 2
+
+# --- F64 tensors: accepted, converted to float32 (emb(7) Models) ---------
+if command -v python3 > /dev/null 2>&1; then
+	cat > "$T/tof64.py" <<'PY'
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+b = open(src, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); data = b[8 + n:]
+out = {}; chunks = []; off = 0
+for k, v in h.items():
+    if k == "__metadata__":
+        out[k] = v; continue
+    raw = data[v["data_offsets"][0]:v["data_offsets"][1]]
+    if v["dtype"] in ("BF16", "F32"):
+        if v["dtype"] == "BF16":
+            vals = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw), 2)]
+        else:
+            vals = struct.unpack("<%df" % (len(raw) // 4), raw)
+        raw = struct.pack("<%dd" % len(vals), *vals); v = dict(v, dtype="F64")
+    out[k] = dict(v, data_offsets=[off, off + len(raw)]); chunks.append(raw); off += len(raw)
+hj = json.dumps(out).encode(); hj += b" " * (-len(hj) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(hj)) + hj + b"".join(chunks))
+PY
+	mkmodel f64
+	python3 "$T/tof64.py" "$fd/model.safetensors" "$T/f64/model.safetensors"
+	t_grep "F64 model made" "F64" "$T/f64/model.safetensors"
+	echo '{"text":"hello world"}' | emb-encode -m "$T/f64" --pool > "$T/out" 2> "$T/err"
+	t_eq "F64 tensors: exit 0" "$?" 0
+	t_ok "F64 tensors: the vectors of the same weights in BF16" cmp -s "$T/out" "$T/want"
+else
+	echo "ok - F64 tensors # skip python3 not found"
+fi
