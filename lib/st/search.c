@@ -1278,7 +1278,7 @@ static bin_scan_fn bin_scan_select(const emb_kernels *k)
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
 #ifdef EMB_HAVE_AVX512
-	if (!strcmp(k->name, "avx512") &&
+	if ((!strcmp(k->name, "avx512") || !strcmp(k->name, "vnni")) &&
 	    __builtin_cpu_supports("avx512vpopcntdq"))
 		return bin_scan_vpop;
 #endif
