@@ -17,9 +17,10 @@ static const char usage[] =
 "                       and token_type_ids are used instead when present)\n"
 "  -m, --model MODEL    model directory or ORG/NAME[@REV]\n"
 "  --activation none|sigmoid|softmax\n"
-"                       applied to the logits (default: the model's\n"
-"                       sentence-transformers activation_fn; none when it\n"
-"                       declares none)\n"
+"                       applied to the logits (default: as\n"
+"                       sentence-transformers' CrossEncoder picks it, see\n"
+"                       emb-rerank(1): the declared activation_fn, else\n"
+"                       sigmoid for one label and none for several)\n"
 "  --top-k K            keep the K best results\n"
 "  --return-documents   add \"document\" to every result\n"
 "  --label N            label ranked in query mode (default 0)\n"
@@ -725,7 +726,7 @@ int main(int argc, char **argv)
 	if (c.label >= c.labels)
 		emb_cli_usage_error(&c.cli, "--label %d: the model has %d label%s",
 		                    c.label, c.labels, c.labels == 1 ? "" : "s");
-	if (c.act < 0 && emb_activation_default(&c.act, dir, &err) < 0)
+	if (c.act < 0 && emb_activation_default(&c.act, dir, c.labels, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	c.maxpos = emb_model_max_positions(c.m);
 	c.vocab = emb_model_vocab_size(c.m);
