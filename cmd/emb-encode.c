@@ -158,7 +158,7 @@ badmode:
 		return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
-			return emb_err_set(err, "-j must be a positive integer, not '%s'",
+			return emb_err_set(err, "-j must be a number of threads from 1 to 4096, not '%s'",
 			                   arg);
 		c->threads = (int)v;
 		return 0;
@@ -189,6 +189,8 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	o->n = 0;
 	o->has_types = o->tokenized = 0;
 	o->truncated = o->prompt_length = 0;
+	if (emb_record_check_input(r->rec, c->tt.tok != NULL, err) < 0)
+		return -1;
 	if (emb_record_has(r->rec, "input_ids") || !c->tt.tok ||
 	    !emb_record_has(r->rec, "text")) {
 		if (emb_record_get_int32s(r->rec, "input_ids", &o->ids, &o->n,
@@ -542,17 +544,10 @@ int main(int argc, char **argv)
 	} else if (emb_st_config_load(&c.tt.st, dir, &err) < 0) {
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	}
-	c.spec.modes = c.modes ? c.modes : c.tt.st.pool_modes ?
-	               c.tt.st.pool_modes : EMB_POOL_MEAN;
-	c.spec.normalize = c.normalize >= 0 ? c.normalize : c.tt.st.normalize;
-	c.spec.include_prompt = c.tt.st.include_prompt;
-	c.spec.dim = c.dim;
-	c.spec.in_dim = 0;
-	c.spec.dense = c.tt.st.dense;
-	c.spec.n_dense = c.tt.st.n_dense;
-	pd = emb_pool_dim(c.spec.modes, c.hidden);
-	if (c.spec.n_dense)
-		pd = c.spec.dense[c.spec.n_dense - 1].out;
+	emb_pool_spec_model(&c.spec, &c.tt.st, c.normalize, c.dim);
+	if (c.modes)
+		c.spec.modes = c.modes;
+	pd = emb_pool_spec_dim(&c.spec, c.hidden);
 	if (c.splade) {
 		/* load the head now: missing head weights are a load error */
 		int32_t id = 0;

@@ -129,8 +129,8 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 	case O_LOGITS: c->logits = 1; return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
-			return emb_err_set(err, "-j must be a positive integer, not "
-			                   "'%s'", arg);
+			return emb_err_set(err, "-j must be a number of threads from 1 "
+			                   "to 4096, not '%s'", arg);
 		c->threads = (int)v;
 		return 0;
 	case O_BATCH:
@@ -309,6 +309,8 @@ static int prepare_pair(ctx *c, emb_cli_rec *r, item *it, emb_err *err)
 	size_t n = 0, nt;
 
 	if (item_alloc(it, 1, err) < 0)
+		return -1;
+	if (emb_record_check_input(r->rec, 1, err) < 0)
 		return -1;
 	if (emb_record_has(r->rec, "input_ids") ||
 	    !emb_record_has(r->rec, "text")) {

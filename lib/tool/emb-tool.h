@@ -13,6 +13,7 @@
 #include "tok/tok.h"
 #include "nn/nn.h"
 #include "st/st.h"
+#include "st/embed.h"
 
 /* ------------------------------------------------------------------ */
 /* synthetic checkpoints (../shared/SYNTHETIC.md, format "emb-synth-1") */
@@ -145,61 +146,22 @@ char *emb_cli_model_dir(const emb_cli *c, int required);
  */
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
 
-/* text -> tokens the way emb-tokenize and emb-encode share */
-typedef struct emb_text_tok {
-	emb_tokenizer *tok;     /* new (emb_text_tok_release) */
-	emb_st_config st;
-	emb_tok_opts opts;      /* max_length: the effective maximum */
-	char *prompt;           /* NULL: no prompt */
-	size_t prompt_len;
-	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
-	int lower;              /* sentence_bert_config do_lower_case */
-} emb_text_tok;
+/*
+ * A record a model can run: one with "input_ids", or with "text" when
+ * TEXT_OK (the model has tokenizer files).  -1 (err) otherwise, naming
+ * what is missing ("the record has neither 'text' nor 'input_ids'").
+ */
+int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err);
 
 /*
- * Load the tokenizer and sentence-transformers config from DIR and apply
- * c's --max-length, --no-truncate, --prompt, --prompt-name, --no-prompt.
- * MODEL_MAX: a further cap on the max length (0: none).  Exits 3 on a
- * load error and 2 on an unknown prompt name (listing the known ones).
+ * emb_text_tok_init (st/embed.h) with c's --max-length, --no-truncate,
+ * --prompt, --prompt-name, --no-prompt (and c->tok_only).  MODEL_MAX: the
+ * model's limit (0: none).  Exits 3 on a load error and 2 on an option
+ * the model refuses (an unknown prompt name, listing the known ones; a
+ * --max-length above the model's limit).
  */
-/* pooling as emb-encode --pool and emb-pool apply it */
-typedef struct emb_pool_spec {
-	unsigned modes;         /* emb_pool_mode bits */
-	int normalize;          /* Normalize module (or --normalize) */
-	int dim;                /* --dim (Matryoshka), 0: keep all */
-	int include_prompt;     /* 0: skip prompt_length leading tokens */
-	int in_dim;             /* expected hidden size, 0: any */
-	const emb_dense *dense; /* applied after pooling, before Normalize */
-	size_t n_dense;
-	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
-	                           Dense modules: nomic's Matryoshka recipe */
-} emb_pool_spec;
-
-/*
- * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
- * the first PROMPT_LENGTH rows when p->include_prompt is 0), the Dense
- * modules, Normalize,
- * then with dim: keep the first dim values and L2-normalize.
- */
-int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, int prompt_length,
-                   emb_err *err);
-/* the record's "prompt_length" (0 when absent) */
-int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
-
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max);
-void emb_text_tok_release(emb_text_tok *t);
-/* Default max length of the model in DIR (spec: sentence_bert_config
- * max_seq_length, else tokenizer model_max_length if < 1e6, capped by
- * config.json max_position_embeddings); 0 when unknown */
-int emb_default_max_length(const char *dir, const emb_st_config *st,
-                           emb_err *err);
-/* tokenize the record's text (+ text_pair) with the prompt prepended;
- * *prompt_length: 0 when no prompt was applied */
-int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
-                        const emb_text_tok *t, const emb_record *rec,
-                        emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* validation against goldens (lib/validate.c, lib/manifest.c)         */
