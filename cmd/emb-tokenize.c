@@ -25,8 +25,9 @@ static const char usage[] =
 "  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
 "  --strict           stop at the first bad record\n"
 "  --max-line BYTES   longest accepted line (default 64M)\n"
-"  --progress, --no-progress\n"
-"                     status on stderr (default: when it is a terminal)\n"
+"  --progress[=always], --no-progress\n"
+"                     status on stderr when it is a terminal (default: only\n"
+"                     when stdout is not a pipe); always: even when not\n"
 "  -h, --help         this text\n"
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error.\n";

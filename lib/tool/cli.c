@@ -24,6 +24,11 @@
  * batch of its own): the token budget alone would let a batch of long
  * lines, each truncated to few tokens, hold many times --max-line */
 #define BATCH_BYTES ((size_t)16 << 20)
+/* seconds between plain progress lines (--progress=always, stderr not a
+ * terminal) */
+#define PLAIN_EVERY 10.0
+
+static double now(void);
 
 /* ------------------------------------------------------------------ */
 /* messages and exits                                                  */
@@ -36,7 +41,7 @@ void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", c->usage);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
 	exit(EMB_EXIT_USAGE);
 }
 
@@ -107,7 +112,7 @@ static const struct copt {
 	{ { "errors", 0, EMB_ARG_REQUIRED, K_ERRORS }, 0 },
 	{ { "strict", 0, EMB_ARG_NONE, K_STRICT }, 0 },
 	{ { "max-line", 0, EMB_ARG_REQUIRED, K_MAXLINE }, 0 },
-	{ { "progress", 0, EMB_ARG_NONE, K_PROGRESS }, 0 },
+	{ { "progress", 0, EMB_ARG_OPTIONAL, K_PROGRESS }, 0 },
 	{ { "no-progress", 0, EMB_ARG_NONE, K_NOPROGRESS }, 0 },
 	{ { "raw", 0, EMB_ARG_NONE, K_RAW }, EMB_CLI_RAW },
 	{ { "b64", 0, EMB_ARG_NONE, K_B64 }, EMB_CLI_B64 },
@@ -120,6 +125,33 @@ static const struct copt {
 	{ { "tokens", 0, EMB_ARG_NONE, K_TOKENS }, EMB_CLI_TEXT },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
+
+/* --progress[=WHEN] before emb_cli_parse resolves it into c->progress */
+enum { PROGRESS_AUTO = 0, PROGRESS_TTY, PROGRESS_ALWAYS, PROGRESS_NEVER };
+
+/*
+ * Whether to show progress: by default (auto) only when stderr is a
+ * terminal and stdout is not a pipe, so that of a pipeline only the last
+ * stage reports and one line is seen; --progress: when stderr is a
+ * terminal, whatever stdout is; --progress=always: also when it is not
+ * (then plain lines, no carriage returns or escape sequences, one every
+ * PLAIN_EVERY seconds); --no-progress, --progress=never: never.
+ */
+static void resolve_progress(emb_cli *c)
+{
+	struct stat st;
+	int tty = isatty(2);
+	int pipe_out = fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	                                      S_ISSOCK(st.st_mode));
+
+	switch (c->progress) {
+	case PROGRESS_AUTO: c->progress = tty && !pipe_out; break;
+	case PROGRESS_TTY: c->progress = tty; break;
+	case PROGRESS_ALWAYS: c->progress = 1; break;
+	default: c->progress = 0; break;
+	}
+	c->progress_plain = c->progress && !tty;
+}
 
 static int common_option(emb_cli *c, int key, const char *arg)
 {
@@ -139,6 +171,7 @@ static int common_option(emb_cli *c, int key, const char *arg)
 			            strerror(errno));
 		exit(EMB_EXIT_OK);
 	case K_ERRORS:
+		c->errors_set = 1;
 		if (!strcmp(arg, "skip"))
 			c->errors_emit = 0;
 		else if (!strcmp(arg, "emit"))
@@ -154,8 +187,20 @@ static int common_option(emb_cli *c, int key, const char *arg)
 			                    arg);
 		c->max_line = (size_t)v;
 		return 0;
-	case K_PROGRESS: c->progress = 1; return 0;
-	case K_NOPROGRESS: c->progress = 0; return 0;
+	case K_PROGRESS:
+		if (!arg)
+			c->progress = PROGRESS_TTY;
+		else if (!strcmp(arg, "auto"))
+			c->progress = PROGRESS_AUTO;
+		else if (!strcmp(arg, "always"))
+			c->progress = PROGRESS_ALWAYS;
+		else if (!strcmp(arg, "never"))
+			c->progress = PROGRESS_NEVER;
+		else
+			emb_cli_usage_error(c, "--progress must be auto, always or never, not '%s'",
+			                    arg);
+		return 0;
+	case K_NOPROGRESS: c->progress = PROGRESS_NEVER; return 0;
 	case K_RAW: c->raw = 1; return 0;
 	case K_B64: c->b64 = 1; return 0;
 	case K_MODEL: c->model = arg; return 0;
@@ -212,7 +257,8 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 	signal(SIGPIPE, SIG_DFL);
 	c->max_line = DEFAULT_MAX_LINE;
 	c->max_length = -1;
-	c->progress = isatty(2);
+	c->progress = PROGRESS_AUTO;
+	c->t_last = now() - PLAIN_EVERY;
 	c->files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!c->files)
 		emb_cli_die(c, EMB_EXIT_USAGE, "out of memory");
@@ -278,6 +324,7 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 				                    "bad option");
 		}
 	}
+	resolve_progress(c);
 }
 
 char *emb_cli_model_dir(const emb_cli *c, int required)
@@ -315,7 +362,7 @@ static void progress(emb_cli *c, const emb_reader *r, int final)
 
 	if (!c->progress)
 		return;
-	if (!final && t - c->t_last < 0.5)
+	if (!final && t - c->t_last < (c->progress_plain ? PLAIN_EVERY : 0.5))
 		return;
 	c->t_last = t;
 	dt = t - c->t0;
@@ -332,11 +379,39 @@ static void progress(emb_cli *c, const emb_reader *r, int final)
 		         100.0 * (double)done / (double)c->bytes_total,
 		         s / 3600, s / 60 % 60, s % 60);
 	}
+	if (c->progress_plain) {
+		fprintf(stderr, "%s: %llu records, %.1f records/s, %.0f tokens/s%s\n",
+		        c->prog, (unsigned long long)c->records,
+		        (double)c->records / dt, (double)c->tokens_done / dt, eta);
+		return;
+	}
 	fprintf(stderr, "\r%s: %llu records, %.1f records/s, %.0f tokens/s%s\033[K%s",
 	        c->prog, (unsigned long long)c->records,
 	        (double)c->records / dt, (double)c->tokens_done / dt, eta,
 	        final ? "\n" : "");
 	c->progress_shown = !final;
+}
+
+void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
+{
+	double t = now();
+	va_list ap;
+
+	if (!c->progress)
+		return;
+	if (!final && t - c->t_last < (c->progress_plain ? PLAIN_EVERY : 0.5))
+		return;
+	c->t_last = t;
+	if (!c->progress_plain)
+		fputc('\r', stderr);
+	fprintf(stderr, "%s: ", c->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (!c->progress_plain)
+		fputs("\033[K", stderr);
+	if (c->progress_plain || final)
+		fputc('\n', stderr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -541,7 +616,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	emb_buf_init(&out);
 	catch_signals();
 	c->t0 = now();
-	c->t_last = c->t0 - 1.0;        /* the first status comes at once */
+	c->t_last = c->t0 - PLAIN_EVERY; /* the first status comes at once */
 	c->bytes_known = 1;
 	c->bytes_total = 0;
 	for (fi = 0; fi < nf; fi++) {

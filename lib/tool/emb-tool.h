@@ -65,7 +65,9 @@ typedef struct emb_cli {
 	const char *usage;      /* --help text (the whole of it) */
 	unsigned common;        /* EMB_CLI_* */
 	/* common options (filled by emb_cli_parse) */
-	int errors_emit, strict, raw, b64, progress;
+	int errors_emit, strict, raw, b64;
+	int errors_set;         /* --errors was given */
+	int progress;           /* after emb_cli_parse: 1 to show progress */
 	size_t max_line;        /* default 64 MiB */
 	const char *model;      /* -m argument, NULL when absent */
 	long max_length;        /* --max-length, -1 when absent */
@@ -79,6 +81,8 @@ typedef struct emb_cli {
 	double t0, t_last;
 	uint64_t bytes_before, bytes_total;
 	int bytes_known, progress_shown;
+	int progress_plain;     /* progress as plain lines (stderr is not a
+	                           terminal: --progress=always) */
 	/* set by the command: it only tokenizes (emb_text_tok_setup reads
 	 * no modules.json, see emb_st_config_load_text) */
 	int tok_only;
@@ -116,17 +120,24 @@ typedef struct emb_cli_ops {
  * options).  Handles the common options itself; HANDLER gets
  * the command's own (EXTRA) and returns -1 with err set for a bad value.
  * --help prints c->usage on stdout and exits 0; --version exits 0; a
- * usage error prints "PROG: error: MSG" and the usage on stderr and
- * exits 2.  Also sets SIGPIPE to its default action.
+ * usage error prints "PROG: error: MSG" and "Try 'PROG --help' for more
+ * information." on stderr and exits 2.  Resolves --progress[=WHEN] into
+ * c->progress (see lib/tool/cli.c resolve_progress).  Also sets SIGPIPE
+ * to its default action.
  */
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
                    const emb_cli_opt *extra,
                    int (*handler)(void *ctx, int key, const char *arg,
                                   emb_err *err),
                    void *ctx);
-/* print "PROG: error: MSG" + usage on stderr, exit 2 */
+/* print "PROG: error: MSG" and "Try 'PROG --help' ..." on stderr, exit 2 */
 void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+/* a status line "PROG: MSG" on stderr as progress is shown (c->progress:
+ * on a terminal rewritten in place, at most twice a second; else plain
+ * lines every 10 s); FINAL: always, and ends the line */
+void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
@@ -201,6 +212,16 @@ typedef struct emb_validate_opts {
 	const char *prefix;     /* borrowed: put before every line (or NULL) */
 	FILE *diag;             /* per-record messages (NULL: none) */
 	size_t max_diag;        /* per field and kind (default 5) */
+	int golden_only;        /* input records without a golden partner
+	                           are counted, not a failure */
+	int skip_errors;        /* input records with an "error" member are
+	                           left out and counted, not a failure */
+	int strict;             /* emb_validate_files: stop reading at the
+	                           first failure (the summary says so) */
+	/* emb_validate_files: called now and then with the records read so
+	 * far, and once more with FINAL 1 at the end (NULL: never) */
+	void (*progress)(void *ctx, size_t golden, size_t input, int final);
+	void *progress_ctx;
 } emb_validate_opts;
 
 void emb_validate_opts_init(emb_validate_opts *o);
@@ -277,6 +298,11 @@ typedef struct emb_manifest_opts {
 	const char *keep_dir;   /* borrowed: keep each case's output there
 	                           as NAME.jsonl, stderr as NAME.err (NULL:
 	                           a temporary directory, removed) */
+	int strict;             /* stop after the first failing case */
+	/* called before case K (1-based) of N runs, and with K > N at the
+	 * end (NULL: never) */
+	void (*progress)(void *ctx, size_t k, size_t n, const char *name);
+	void *progress_ctx;
 } emb_manifest_opts;
 
 /*
