@@ -146,7 +146,7 @@ static void case_started(void *vc, size_t k, size_t n, const char *name)
 {
 	ctx *c = vc;
 
-	if (k > n)
+	if (!name)
 		emb_cli_status(&c->cli, 1, "%zu cases run", n);
 	else
 		emb_cli_status(&c->cli, 1, "case %zu of %zu: %s", k, n, name);

@@ -299,8 +299,8 @@ typedef struct emb_manifest_opts {
 	                           as NAME.jsonl, stderr as NAME.err (NULL:
 	                           a temporary directory, removed) */
 	int strict;             /* stop after the first failing case */
-	/* called before case K (1-based) of N runs, and with K > N at the
-	 * end (NULL: never) */
+	/* called before case K (1-based) of N runs, and at the end with
+	 * NAME NULL and N the cases run (NULL: never) */
 	void (*progress)(void *ctx, size_t k, size_t n, const char *name);
 	void *progress_ctx;
 } emb_manifest_opts;

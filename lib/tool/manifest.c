@@ -1357,7 +1357,7 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 		}
 	}
 	if (o->progress)
-		o->progress(o->progress_ctx, nrun + 1, nrun, NULL);
+		o->progress(o->progress_ctx, 0, ran, NULL);
 	fprintf(out, "%s: %zu cases, %zu failed\n", path, ran, failed);
 	fflush(out);
 	if (!o->keep_dir) {

@@ -1,7 +1,7 @@
 # 91-man-check.sh - the man pages against the code they document:
 # every option a page's OPTIONS section names is accepted by its program
 # (never "unknown option"); every architecture emb(7) lists is in the
-# family table of lib/nn/model.c and every base architecture there is
+# family table of lib/nn/ and every base architecture there is
 # listed; the sentence-transformers modules emb(7) names are those
 # lib/io/stconfig.c runs; the emb(7) field table fits 80 columns; the
 # emb-validate(1) manifest example runs.
@@ -32,7 +32,7 @@ done
 
 # --- architectures --------------------------------------------------------
 sed -n 's/^[[:space:]]*{ "\([A-Za-z0-9]*\)", &emb_family_[a-z0-9]* },$/\1/p' \
-	"$top/lib/nn/model.c" | sort -u > "$T/table"
+	"$top"/lib/nn/*.c | sort -u > "$T/table"
 t_ok "the family table is read from lib/nn/model.c" test -s "$T/table"
 sed -n '/^Supported architectures/,/^Other architectures/p' "$top/man/emb.7" |
 	grep -E -o '\b[A-Z][A-Za-z0-9]*(Model|ForSequenceClassification|ForMaskedLM)\b' |
