@@ -106,3 +106,13 @@ n=$(grep -l 'scripts/fetch-model' "$S$P"/bin/emb-[a-eg-z]* 2>/dev/null | wc -l |
 t_eq "no installed program tells users to run scripts/fetch-model" "$n" 0
 HF_HUB_CACHE="$T/hub" "$S$P/bin/emb-encode" -m nosuchorg/nosuchmodel < /dev/null 2> "$T/err"
 t_grep "a model missing from the cache: fetch it with emb-fetch" "fetch it with emb-fetch nosuchorg/nosuchmodel" "$T/err"
+
+# more tokens than one forward pass holds (8192): the texts are split over
+# passes, the vectors stay those of emb-encode --pool
+m=$(t_fixture minilm-l6)
+awk 'BEGIN { for (i = 0; i < 100; i++) { s = "text " i; for (j = 0; j < 55; j++) s = s " w" (i * 7 + j) % 97; print s } }' > "$T/long.txt"
+emb-encode -m "$m" -j 2 --pool --raw "$T/long.txt" > "$T/long-cli.jsonl"
+"$T/embed-static" "$m" < "$T/long.txt" > "$T/long-lib.jsonl" 2> "$T/err"
+t_eq "100 texts (13k tokens), two passes: exit 0" "$?" 0
+t_ok "several passes: == emb-encode --pool (atol 0)" \
+	emb-validate --quiet --atol 0 --field embedding "$T/long-cli.jsonl" "$T/long-lib.jsonl"
