@@ -13,6 +13,13 @@
 
 #include <emb.h>
 
+static void free_texts(char **texts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(texts[i]);
+	free(texts);
+}
+
 int main(int argc, char **argv)
 {
 	emb_embedder_opts o;
@@ -44,14 +51,21 @@ int main(int argc, char **argv)
 		o.prompt_name = argv[2];
 	if (emb_embedder_load(&e, argv[1], &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "embed: %s\n", err);
+		free_texts(texts, n);
 		return 3;
 	}
 	dim = emb_embedder_dim(e);
-	if (!(v = malloc((n ? n : 1) * (size_t)dim * sizeof(float))))
+	if (!(v = malloc((n ? n : 1) * (size_t)dim * sizeof(float)))) {
+		free_texts(texts, n);
+		emb_embedder_free(e);
 		return 1;
+	}
 	if (emb_embed(e, v, (const char *const *)texts, NULL, n, err,
 	              sizeof(err)) < 0) {
 		fprintf(stderr, "embed: %s\n", err);
+		free_texts(texts, n);
+		free(v);
+		emb_embedder_free(e);
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -59,11 +73,10 @@ int main(int argc, char **argv)
 		for (int k = 0; k < dim; k++)
 			printf("%s%.9g", k ? "," : "", v[i * (size_t)dim + k]);
 		printf("]}\n");
-		free(texts[i]);
 	}
 	fprintf(stderr, "embed: emb %s, %d dimensions, max length %d\n",
 	        emb_version(), dim, emb_embedder_max_length(e));
-	free(texts);
+	free_texts(texts, n);
 	free(v);
 	emb_embedder_free(e);
 	return ferror(stdout) ? 1 : 0;
