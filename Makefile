@@ -19,12 +19,17 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
-	lib/st/chunk.o
+	lib/st/chunk.o lib/st/embed.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
 	$(TOOL_OBJ)
+
+# the shared library: version, soname and objects (see "the shared library")
+SO_MAJOR = 0
+SO_VERSION = 0.1.0
+SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
@@ -37,7 +42,14 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o
 
-all: lib/libemb.a $(BINS) $(TEST_TOOLS)
+all: lib/libemb.a $(BINS) $(SCRIPT_BINS) $(TEST_TOOLS)
+
+# scripts installed as programs (cmd/ holds them under their installed
+# names, so that tests and man pages use those)
+SCRIPT_BINS = cmd/emb-fetch
+cmd/emb-fetch: scripts/fetch-model
+	cp -f scripts/fetch-model $@
+	chmod 755 $@
 
 config.mk: configure
 	./configure $(CONFIGURE_ARGS)
@@ -51,7 +63,7 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/kern/qkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
-	lib/st/search.h
+	lib/st/search.h lib/st/embed.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o
@@ -84,27 +96,32 @@ $(BINS) $(TEST_TOOLS): lib/libemb.a
 test/unit/units: $(UNIT_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) lib/libemb.a $(CRITERION_LIBS) $(LDLIBS)
 
-check: all test/unit/units test/fuzz/replay
+check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay
 	sh test/run-checks
 
 clean:
-	rm -f lib/*/*.o lib/libemb.a cmd/*.o $(BINS) test/*.o test/unit/*.o \
+	rm -f lib/*/*.o lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
-	rm -rf test/tmp test/fuzz/build
+	rm -rf test/tmp test/fuzz/build build/pic
 
 distclean: clean
 	rm -f config.mk config.log
 
-# install, uninstall, demo (docs).  PREFIX, BINDIR and MANDIR come from
-# config.mk; `make install PREFIX=/opt/emb DESTDIR=/tmp/stage` overrides.
+# install, uninstall, demo (docs).  PREFIX, BINDIR, MANDIR, LIBDIR and
+# INCLUDEDIR come from config.mk; `make install PREFIX=/opt/emb
+# DESTDIR=/tmp/stage` overrides.  Installs the programs, scripts/fetch-model
+# as emb-fetch, the man pages, lib/libemb.a, the shared library (below),
+# lib/emb.h and a pkg-config file written for these directories
+# (pkg-config --cflags --libs emb; --static for libemb.a).
 MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
-	man/emb-rerank.1 man/emb-quantize.1 man/emb-search.1
+	man/emb-rerank.1 man/emb-quantize.1 man/emb-search.1 man/emb-fetch.1
 MAN7 = man/emb.7
 # batch jobs (emb(7) BATCH JOBS): sh scripts installed beside the filters
 SCRIPTS = scripts/emb-shard scripts/emb-merge
 
-install: $(BINS)
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+install: $(BINS) $(SCRIPT_BINS) lib/libemb.a lib/libemb.so.$(SO_VERSION)
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	for f in $(BINS); do \
 		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
 		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
@@ -113,6 +130,8 @@ install: $(BINS)
 		cp -f $$f $(DESTDIR)$(BINDIR)/ && \
 		chmod 755 $(DESTDIR)$(BINDIR)/$${f##*/} || exit 1; \
 	done
+	cp -f cmd/emb-fetch $(DESTDIR)$(BINDIR)/emb-fetch
+	chmod 755 $(DESTDIR)$(BINDIR)/emb-fetch
 	for f in $(MAN1); do \
 		cp -f $$f $(DESTDIR)$(MANDIR)/man1/ && \
 		chmod 644 $(DESTDIR)$(MANDIR)/man1/$${f##*/} || exit 1; \
@@ -121,17 +140,72 @@ install: $(BINS)
 		cp -f $$f $(DESTDIR)$(MANDIR)/man7/ && \
 		chmod 644 $(DESTDIR)$(MANDIR)/man7/$${f##*/} || exit 1; \
 	done
+	cp -f lib/libemb.a $(DESTDIR)$(LIBDIR)/libemb.a
+	chmod 644 $(DESTDIR)$(LIBDIR)/libemb.a
+	cp -f lib/libemb.so.$(SO_VERSION) $(DESTDIR)$(LIBDIR)/
+	chmod 755 $(DESTDIR)$(LIBDIR)/libemb.so.$(SO_VERSION)
+	ln -sf libemb.so.$(SO_VERSION) $(DESTDIR)$(LIBDIR)/libemb.so.$(SO_MAJOR)
+	ln -sf libemb.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libemb.so
+	cp -f lib/emb.h $(DESTDIR)$(INCLUDEDIR)/emb.h
+	chmod 644 $(DESTDIR)$(INCLUDEDIR)/emb.h
+	{ echo 'prefix=$(PREFIX)'; echo 'libdir=$(LIBDIR)'; \
+	  echo 'includedir=$(INCLUDEDIR)'; echo; echo 'Name: emb'; \
+	  echo 'Description: sentence-transformers embeddings on CPUs'; \
+	  echo 'Version: $(SO_VERSION)'; echo 'Cflags: -I$${includedir}'; \
+	  echo 'Libs: -L$${libdir} -lemb'; \
+	  echo 'Libs.private: $(LDFLAGS) $(LDLIBS)'; } > lib/emb.pc
+	cp -f lib/emb.pc $(DESTDIR)$(LIBDIR)/pkgconfig/emb.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/emb.pc
 
 uninstall:
 	for f in $(BINS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
 	for f in $(SCRIPTS); do rm -f $(DESTDIR)$(BINDIR)/$${f##*/}; done
+	rm -f $(DESTDIR)$(BINDIR)/emb-fetch
 	for f in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$${f##*/}; done
 	for f in $(MAN7); do rm -f $(DESTDIR)$(MANDIR)/man7/$${f##*/}; done
+	rm -f $(DESTDIR)$(LIBDIR)/libemb.a $(DESTDIR)$(LIBDIR)/libemb.so \
+		$(DESTDIR)$(LIBDIR)/libemb.so.$(SO_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libemb.so.$(SO_VERSION) \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/emb.pc $(DESTDIR)$(INCLUDEDIR)/emb.h
+
+# ---- the shared library ----------------------------------------------
+# lib/libemb.so.$(SO_VERSION), soname libemb.so.$(SO_MAJOR): the layers
+# below lib/tool/ (all lib/emb.h needs), compiled a second time with
+# -fPIC into build/pic/, so that the normal build and libemb.a are
+# untouched; build/pic/Makefile (generated from SO_OBJ) has one rule per
+# object, so make -j and rebuilding only what changed work there too.
+# Only the lib/emb.h functions are exported (lib/libemb.map).
+
+shared: lib/libemb.so.$(SO_VERSION)
+
+build/pic/Makefile: Makefile config.mk
+	mkdir -p build/pic
+	{ echo '# generated by the top Makefile: the shared library objects'; \
+	  echo 'include config.mk'; \
+	  printf 'PIC_OBJ ='; \
+	  for o in $(SO_OBJ); do printf ' build/pic/%s' $$o; done; echo; \
+	  printf 'lib/libemb.so.$(SO_VERSION): $$(PIC_OBJ) lib/libemb.map\n'; \
+	  printf '\t$$(CC) -shared -Wl,-soname,libemb.so.$(SO_MAJOR) -Wl,--version-script=lib/libemb.map $$(LDFLAGS) -o $$@ $$(PIC_OBJ) $$(LDLIBS)\n'; \
+	  for o in $(SO_OBJ); do \
+		case $$o in \
+		*_i8_avx512.o) f='$$(VNNI_CFLAGS)' ;; \
+		*_avx2.o) f='$$(AVX2_CFLAGS)' ;; \
+		*_avx512.o) f='$$(AVX512_CFLAGS)' ;; \
+		*) f= ;; \
+		esac; \
+		printf 'build/pic/%s: %s $(HDR) config.mk\n\t@mkdir -p %s\n\t$$(CC) $$(CFLAGS) $$(CPPFLAGS) %s -fPIC -Ilib -c -o $$@ %s\n' \
+			$$o $${o%.o}.c $$(dirname build/pic/$$o) "$$f" $${o%.o}.c; \
+	  done; } > $@
+
+lib/libemb.so.$(SO_VERSION): build/pic/Makefile $(SO_OBJ) lib/libemb.map
+	$(MAKE) -f build/pic/Makefile lib/libemb.so.$(SO_VERSION)
+	ln -sf libemb.so.$(SO_VERSION) lib/libemb.so.$(SO_MAJOR)
+	ln -sf libemb.so.$(SO_MAJOR) lib/libemb.so
 
 demo: all
 	sh scripts/demo
 
-.PHONY: all check clean distclean install uninstall demo
+.PHONY: all check clean distclean install uninstall demo shared
 
 # side-by-side speed against ONNX Runtime and PyTorch (never part of CI;
 # installs its peers itself; appends to bench/RESULTS.md)

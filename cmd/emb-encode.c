@@ -50,8 +50,9 @@ static const char usage[] =
 "  --fields LIST      write only these members of each output record\n"
 "                     (comma-separated; NAME also selects NAME_b64)\n"
 "  --drop LIST        write every member but these\n"
-"  --progress, --no-progress\n"
-"                     status on stderr (default: when it is a terminal)\n"
+"  --progress[=always], --no-progress\n"
+"                     status on stderr when it is a terminal (default: only\n"
+"                     when stdout is not a pipe); always: even when not\n"
 "  -h, --help         this text\n"
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
@@ -150,7 +151,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
-			return emb_err_set(err, "-j must be a positive integer, not '%s'",
+			return emb_err_set(err, "-j must be a number of threads from 1 to 4096, not '%s'",
 			                   arg);
 		c->threads = (int)v;
 		return 0;
@@ -181,6 +182,8 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	o->n = 0;
 	o->has_types = o->tokenized = 0;
 	o->truncated = o->prompt_length = 0;
+	if (emb_record_check_input(r->rec, c->tt.tok != NULL, err) < 0)
+		return -1;
 	if (emb_record_has(r->rec, "input_ids") || !c->tt.tok ||
 	    !emb_record_has(r->rec, "text")) {
 		if (emb_record_get_int32s(r->rec, "input_ids", &o->ids, &o->n,
@@ -461,17 +464,10 @@ int main(int argc, char **argv)
 	} else if (emb_st_config_load(&c.tt.st, dir, &err) < 0) {
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	}
-	c.spec.modes = c.modes ? c.modes : c.tt.st.pool_modes ?
-	               c.tt.st.pool_modes : EMB_POOL_MEAN;
-	c.spec.normalize = c.normalize >= 0 ? c.normalize : c.tt.st.normalize;
-	c.spec.include_prompt = c.tt.st.include_prompt;
-	c.spec.dim = c.dim;
-	c.spec.in_dim = 0;
-	c.spec.dense = c.tt.st.dense;
-	c.spec.n_dense = c.tt.st.n_dense;
-	pd = emb_pool_dim(c.spec.modes, c.hidden);
-	if (c.spec.n_dense)
-		pd = c.spec.dense[c.spec.n_dense - 1].out;
+	emb_pool_spec_model(&c.spec, &c.tt.st, c.normalize, c.dim);
+	if (c.modes)
+		c.spec.modes = c.modes;
+	pd = emb_pool_spec_dim(&c.spec, c.hidden);
 	if (c.splade) {
 		/* load the head now: missing head weights are a load error */
 		if (emb_model_head_load(c.m, EMB_OUT_SPLADE, &err) < 0)

@@ -37,8 +37,9 @@ static const char usage[] =
 "  --fields LIST      write only these members of each output record\n"
 "                     (comma-separated; NAME also selects NAME_b64)\n"
 "  --drop LIST        write every member but these\n"
-"  --progress, --no-progress\n"
-"                     status on stderr (default: when it is a terminal)\n"
+"  --progress[=always], --no-progress\n"
+"                     status on stderr when it is a terminal (default: only\n"
+"                     when stdout is not a pipe); always: even when not\n"
 "  -h, --help         this text\n"
 "  --version          print the version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";

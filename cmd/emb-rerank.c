@@ -13,9 +13,10 @@ static const char usage[] =
 "                       and token_type_ids are used instead when present)\n"
 "  -m, --model MODEL    model directory or ORG/NAME[@REV]\n"
 "  --activation none|sigmoid|softmax\n"
-"                       applied to the logits (default: the model's\n"
-"                       sentence-transformers activation_fn; none when it\n"
-"                       declares none)\n"
+"                       applied to the logits (default: as\n"
+"                       sentence-transformers' CrossEncoder picks it, see\n"
+"                       emb-rerank(1): the declared activation_fn, else\n"
+"                       sigmoid for one label and none for several)\n"
 "  --top-k K            keep the K best results\n"
 "  --return-documents   add \"document\" to every result\n"
 "  --label N            label ranked in query mode (default 0)\n"
@@ -82,8 +83,8 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 	case O_LOGITS: c->logits = 1; return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
-			return emb_err_set(err, "-j must be a positive integer, not "
-			                   "'%s'", arg);
+			return emb_err_set(err, "-j must be a number of threads from 1 "
+			                   "to 4096, not '%s'", arg);
 		c->threads = (int)v;
 		return 0;
 	case O_BATCH:

@@ -1,7 +1,7 @@
 /*
  * hub.c - resolve -m MODEL: a directory, or ORG/NAME[@REVISION] in the
  * local Hugging Face cache (the layout huggingface_hub and
- * scripts/fetch-model write):
+ * emb-fetch, scripts/fetch-model in the source tree, write):
  *
  *   CACHE/models--ORG--NAME/refs/REV          commit hash
  *   CACHE/models--ORG--NAME/snapshots/COMMIT/ the files
@@ -205,7 +205,7 @@ int emb_model_resolve(char **out, const char *arg, emb_err *err)
 		if (!is_dir(repo))
 			emb_err_set(err, "%s: no such model directory, and not in the "
 			            "Hugging Face cache (no %s; fetch it with "
-			            "scripts/fetch-model %s)", arg, repo, id);
+			            "emb-fetch %s)", arg, repo, id);
 		else
 			emb_err_set(err, "%s: revision '%s' not in the Hugging Face cache "
 			            "(looked for %s and %s/%s)", arg, rev, refp, snaps, rev);

@@ -41,44 +41,94 @@ const char *emb_activation_name(int act)
 	}
 }
 
-/* 1: found in FILE (object OBJ or its member SUB), 0: not said, -1: bad */
-static int activation_in(int *out, const char *dir, const char *file,
-                         const char *sub, emb_err *err)
+/*
+ * The value sentence-transformers would import for an activation_fn
+ * path V (JSON) found at FIELD of PATH: 1 and *out set for a "torch."
+ * class emb can apply; 0 for null or a path outside torch (loaded only
+ * with trust_remote_code, so CrossEncoder warns and falls back to its
+ * default); -1 (err) for a torch class emb does not have or a value that
+ * is not a string.
+ */
+static int activation_path(int *out, const json_t *v, const char *path,
+                           const char *field, emb_err *err)
 {
-	char path[4200];
-	json_t *root, *o, *v;
-	int rc = 0;
+	const char *s;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (!(root = emb_json_file_load(dir, path, (size_t)16 << 20, 0, NULL)))
-		return 0;   /* absent or unreadable: the loader reports those */
-	o = sub ? json_object_get(root, sub) : root;
-	v = json_is_object(o) ? json_object_get(o, "activation_fn") : NULL;
-	if (v && !json_is_null(v)) {
-		if (!json_is_string(v) ||
-		    (*out = emb_activation_parse(json_string_value(v))) < 0)
-			rc = emb_err_set(err, "%s: field '%sactivation_fn' value %s is "
-			                 "not supported (supported: Identity, Sigmoid, "
-			                 "Softmax)", path, sub ? "sentence_transformers." :
-			                 "", json_is_string(v) ? json_string_value(v) :
-			                 "(not a string)");
-		else
-			rc = 1;
-	}
-	json_decref(root);
-	return rc;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return emb_err_set(err, "%s: field '%s' must be a string", path,
+		                   field);
+	s = json_string_value(v);
+	if (strncmp(s, "torch.", 6))
+		return 0;
+	if ((*out = emb_activation_parse(s)) < 0)
+		return emb_err_set(err, "%s: field '%s' value %s is not supported "
+		                   "(supported: Identity, Sigmoid, Softmax)", path,
+		                   field, s);
+	return 1;
 }
 
-int emb_activation_default(int *out, const char *dir, emb_err *err)
+/* DIR/FILE parsed (new), or NULL when absent or unreadable (the model
+ * loader reports those) */
+static json_t *load_obj(const char *dir, const char *file, char *path,
+                        size_t pathsz)
 {
-	int rc;
+	json_t *root;
 
-	*out = EMB_ACTIVATION_NONE;
-	rc = activation_in(out, dir, "config_sentence_transformers.json", NULL,
-	                   err);
+	snprintf(path, pathsz, "%s/%s", dir, file);
+	/* through the model-file checks (io/file.h): a regular file inside
+	 * the model directory */
+	root = emb_json_file_load(dir, path, (size_t)16 << 20, 0, NULL);
+	if (root && !json_is_object(root)) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+/*
+ * CrossEncoder's order (sentence-transformers 5: _parse_model_config,
+ * then get_default_activation_fn; 4.x: the latter only):
+ *   1. config_sentence_transformers.json "activation_fn";
+ *   2. config.json "sentence_transformers": {"activation_fn": ...} when
+ *      that key is present (even null), else the legacy config.json
+ *      "sbert_ce_default_activation_function" (written before 4.0);
+ *   3. Sigmoid when num_labels == 1, Identity otherwise.
+ * A step whose value is null or not a torch.* path falls through.
+ */
+int emb_activation_default(int *out, const char *dir, int num_labels,
+                           emb_err *err)
+{
+	char path[4200];
+	json_t *root, *st, *v = NULL;
+	const char *field = NULL;
+	int rc = 0;
+
+	*out = num_labels == 1 ? EMB_ACTIVATION_SIGMOID : EMB_ACTIVATION_NONE;
+	if ((root = load_obj(dir, "config_sentence_transformers.json", path,
+	                     sizeof(path)))) {
+		rc = activation_path(out, json_object_get(root, "activation_fn"),
+		                     path, "activation_fn", err);
+		json_decref(root);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
+	}
+	if (!(root = load_obj(dir, "config.json", path, sizeof(path))))
+		return 0;
+	st = json_object_get(root, "sentence_transformers");
+	if (json_is_object(st) && json_object_get(st, "activation_fn")) {
+		v = json_object_get(st, "activation_fn");
+		field = "sentence_transformers.activation_fn";
+	} else {
+		v = json_object_get(root, "sbert_ce_default_activation_function");
+		field = "sbert_ce_default_activation_function";
+	}
+	rc = activation_path(out, v, path, field, err);
+	json_decref(root);
 	if (rc == 0)
-		rc = activation_in(out, dir, "config.json", "sentence_transformers",
-		                   err);
+		*out = num_labels == 1 ? EMB_ACTIVATION_SIGMOID :
+		       EMB_ACTIVATION_NONE;
 	return rc < 0 ? -1 : 0;
 }
 

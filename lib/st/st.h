@@ -51,12 +51,19 @@ enum emb_activation {
 int emb_activation_parse(const char *s);
 const char *emb_activation_name(int act);
 /*
- * The cross-encoder activation the model in DIR declares:
- * config_sentence_transformers.json or config.json
- * "sentence_transformers": {"activation_fn": ...}; EMB_ACTIVATION_NONE
- * when neither says anything.  -1 (err) on an unknown or bad value.
+ * The cross-encoder activation of the model in DIR with NUM_LABELS
+ * labels, resolved as sentence-transformers' CrossEncoder does:
+ * config_sentence_transformers.json "activation_fn"; else config.json
+ * "sentence_transformers": {"activation_fn"} when that key is present,
+ * else config.json "sbert_ce_default_activation_function" (written
+ * before sentence-transformers 4.0); else Sigmoid when NUM_LABELS is 1
+ * and Identity otherwise.  A null value or a path outside "torch."
+ * (which CrossEncoder loads only with trust_remote_code) falls through
+ * to the next step.  -1 (err) for a torch class emb cannot apply or a
+ * value that is not a string.
  */
-int emb_activation_default(int *out, const char *dir, emb_err *err);
+int emb_activation_default(int *out, const char *dir, int num_labels,
+                           emb_err *err);
 /* v (n) in place */
 void emb_activation_apply(float *v, int n, int act);
 /* order (n): indices of scores (n) best first, ties by lower index */

@@ -102,7 +102,7 @@ static int encode_full(emb_encoding *full, emb_chunk_layout *lay,
 	if (emb_record_has(rec, "text_pair"))
 		return emb_err_set(err, "field 'text_pair': pairs are not cut into windows (--chunk takes single texts)");
 	t.opts.max_length = 0;
-	t.chunker = NULL;
+	t.pretok = NULL;
 	if (!with_prompt) {
 		t.prompt = NULL;
 		t.prompt_len = 0;

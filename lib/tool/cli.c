@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-#include <utf8proc.h>
 
 #include "tool/emb-tool.h"
 #include "tool/fields.h"
@@ -28,6 +26,11 @@
  * batch of its own): the token budget alone would let a batch of long
  * lines, each truncated to few tokens, hold many times --max-line */
 #define BATCH_BYTES ((size_t)16 << 20)
+/* seconds between plain progress lines (--progress=always, stderr not a
+ * terminal) */
+#define PLAIN_EVERY 10.0
+
+static double now(void);
 
 /* ------------------------------------------------------------------ */
 /* messages and exits                                                  */
@@ -40,7 +43,7 @@ void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", c->usage);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
 	exit(EMB_EXIT_USAGE);
 }
 
@@ -112,7 +115,7 @@ static const struct copt {
 	{ { "errors", 0, EMB_ARG_REQUIRED, K_ERRORS }, 0 },
 	{ { "strict", 0, EMB_ARG_NONE, K_STRICT }, 0 },
 	{ { "max-line", 0, EMB_ARG_REQUIRED, K_MAXLINE }, 0 },
-	{ { "progress", 0, EMB_ARG_NONE, K_PROGRESS }, 0 },
+	{ { "progress", 0, EMB_ARG_OPTIONAL, K_PROGRESS }, 0 },
 	{ { "no-progress", 0, EMB_ARG_NONE, K_NOPROGRESS }, 0 },
 	{ { "fields", 0, EMB_ARG_REQUIRED, K_FIELDS }, 0 },
 	{ { "drop", 0, EMB_ARG_REQUIRED, K_DROP }, 0 },
@@ -130,6 +133,33 @@ static const struct copt {
 	{ { "late", 0, EMB_ARG_NONE, K_LATE }, EMB_CLI_LATE },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
+
+/* --progress[=WHEN] before emb_cli_parse resolves it into c->progress */
+enum { PROGRESS_AUTO = 0, PROGRESS_TTY, PROGRESS_ALWAYS, PROGRESS_NEVER };
+
+/*
+ * Whether to show progress: by default (auto) only when stderr is a
+ * terminal and stdout is not a pipe, so that of a pipeline only the last
+ * stage reports and one line is seen; --progress: when stderr is a
+ * terminal, whatever stdout is; --progress=always: also when it is not
+ * (then plain lines, no carriage returns or escape sequences, one every
+ * PLAIN_EVERY seconds); --no-progress, --progress=never: never.
+ */
+static void resolve_progress(emb_cli *c)
+{
+	struct stat st;
+	int tty = isatty(2);
+	int pipe_out = fstat(1, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	                                      S_ISSOCK(st.st_mode));
+
+	switch (c->progress) {
+	case PROGRESS_AUTO: c->progress = tty && !pipe_out; break;
+	case PROGRESS_TTY: c->progress = tty; break;
+	case PROGRESS_ALWAYS: c->progress = 1; break;
+	default: c->progress = 0; break;
+	}
+	c->progress_plain = c->progress && !tty;
+}
 
 static int common_option(emb_cli *c, int key, const char *arg)
 {
@@ -149,6 +179,7 @@ static int common_option(emb_cli *c, int key, const char *arg)
 			            strerror(errno));
 		exit(EMB_EXIT_OK);
 	case K_ERRORS:
+		c->errors_set = 1;
 		if (!strcmp(arg, "skip"))
 			c->errors_emit = 0;
 		else if (!strcmp(arg, "emit"))
@@ -164,8 +195,20 @@ static int common_option(emb_cli *c, int key, const char *arg)
 			                    arg);
 		c->max_line = (size_t)v;
 		return 0;
-	case K_PROGRESS: c->progress = 1; return 0;
-	case K_NOPROGRESS: c->progress = 0; return 0;
+	case K_PROGRESS:
+		if (!arg)
+			c->progress = PROGRESS_TTY;
+		else if (!strcmp(arg, "auto"))
+			c->progress = PROGRESS_AUTO;
+		else if (!strcmp(arg, "always"))
+			c->progress = PROGRESS_ALWAYS;
+		else if (!strcmp(arg, "never"))
+			c->progress = PROGRESS_NEVER;
+		else
+			emb_cli_usage_error(c, "--progress must be auto, always or never, not '%s'",
+			                    arg);
+		return 0;
+	case K_NOPROGRESS: c->progress = PROGRESS_NEVER; return 0;
 	case K_RAW: c->raw = 1; return 0;
 	case K_B64: c->b64 = 1; return 0;
 	case K_MODEL: c->model = arg; return 0;
@@ -259,7 +302,8 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 	c->max_line = DEFAULT_MAX_LINE;
 	c->max_length = -1;
 	c->overlap = -1;
-	c->progress = isatty(2);
+	c->progress = PROGRESS_AUTO;
+	c->t_last = now() - PLAIN_EVERY;
 	c->files = calloc((size_t)argc + 1, sizeof(char *));
 	if (!c->files)
 		emb_cli_die(c, EMB_EXIT_USAGE, "out of memory");
@@ -333,6 +377,7 @@ void emb_cli_parse(emb_cli *c, int argc, char **argv,
 			emb_cli_usage_error(c, "%s", err.msg);
 	}
 	chunk_options(c);
+	resolve_progress(c);
 }
 
 char *emb_cli_model_dir(const emb_cli *c, int required)
@@ -371,7 +416,7 @@ static void progress(emb_cli *c, const emb_reader *r, int final)
 
 	if (!c->progress)
 		return;
-	if (!final && t - c->t_last < 0.5)
+	if (!final && t - c->t_last < (c->progress_plain ? PLAIN_EVERY : 0.5))
 		return;
 	c->t_last = t;
 	dt = t - c->t0;
@@ -388,11 +433,39 @@ static void progress(emb_cli *c, const emb_reader *r, int final)
 		         100.0 * (double)done / (double)c->bytes_total,
 		         s / 3600, s / 60 % 60, s % 60);
 	}
+	if (c->progress_plain) {
+		fprintf(stderr, "%s: %llu records, %.1f records/s, %.0f tokens/s%s\n",
+		        c->prog, (unsigned long long)c->records,
+		        (double)c->records / dt, (double)c->tokens_done / dt, eta);
+		return;
+	}
 	fprintf(stderr, "\r%s: %llu records, %.1f records/s, %.0f tokens/s%s\033[K%s",
 	        c->prog, (unsigned long long)c->records,
 	        (double)c->records / dt, (double)c->tokens_done / dt, eta,
 	        final ? "\n" : "");
 	c->progress_shown = !final;
+}
+
+void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
+{
+	double t = now();
+	va_list ap;
+
+	if (!c->progress)
+		return;
+	if (!final && t - c->t_last < (c->progress_plain ? PLAIN_EVERY : 0.5))
+		return;
+	c->t_last = t;
+	if (!c->progress_plain)
+		fputc('\r', stderr);
+	fprintf(stderr, "%s: ", c->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (!c->progress_plain)
+		fputs("\033[K", stderr);
+	if (c->progress_plain || final)
+		fputc('\n', stderr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -635,7 +708,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	emb_buf_init(&out);
 	catch_signals();
 	c->t0 = now();
-	c->t_last = c->t0 - 1.0;        /* the first status comes at once */
+	c->t_last = c->t0 - PLAIN_EVERY; /* the first status comes at once */
 	c->bytes_known = 1;
 	c->bytes_total = 0;
 	for (fi = 0; fi < nf; fi++) {
@@ -789,369 +862,51 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 /* ------------------------------------------------------------------ */
 /* text tokenization shared by emb-tokenize and emb-encode             */
 
-static int json_int_field(const json_t *o, const char *key, long long *v)
+int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err)
 {
-	json_t *x = json_object_get(o, key);
-
-	if (!x)
+	if (emb_record_has(rec, "input_ids") ||
+	    (text_ok && emb_record_has(rec, "text")))
 		return 0;
-	if (json_is_integer(x)) {
-		*v = json_integer_value(x);
-		return 1;
-	}
-	if (json_is_real(x)) {
-		double d = json_real_value(x);
-		*v = d > 9e18 ? (long long)9e18 : (long long)d;
-		return 1;
-	}
-	return 0;
+	if (text_ok)
+		return emb_err_set(err, "the record has neither 'text' nor 'input_ids'");
+	if (emb_record_has(rec, "text"))
+		return emb_err_set(err, "missing field 'input_ids' (the model has no "
+		                   "tokenizer files, so 'text' cannot be used)");
+	return emb_err_set(err, "missing field 'input_ids'");
 }
 
-static json_t *load_json(const char *dir, const char *name, int *missing,
-                         emb_err *err)
+/* emb_text_tok's hook for a window record of --chunk: its window's
+ * tokens (tool/chunk.c) */
+static int chunk_pretok(void *ctx, emb_encoding *enc, size_t *prompt_length,
+                        const emb_record *rec, emb_err *err)
 {
-	char path[4096];
-	json_t *j;
-
-	*missing = 0;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	j = emb_json_file_load(dir, path, (size_t)16 << 20,
-	                       JSON_DECODE_INT_AS_REAL, err);
-	if (!j && errno == ENOENT)
-		*missing = 1;
-	return j;
+	return emb_chunker_current(ctx, enc, prompt_length, rec, err);
 }
-
-int emb_default_max_length(const char *dir, const emb_st_config *st,
-                           emb_err *err)
-{
-	long long max = 0, v;
-	json_t *j;
-	int missing;
-
-	if (st && st->max_seq_length > 0)
-		max = st->max_seq_length;
-	if (max <= 0) {
-		j = load_json(dir, "tokenizer_config.json", &missing, err);
-		if (!j && !missing)
-			return -1;
-		if (j && json_is_object(j) &&
-		    json_int_field(j, "model_max_length", &v) && v > 0 && v < 1000000)
-			max = v;
-		json_decref(j);
-	}
-	j = load_json(dir, "config.json", &missing, err);
-	if (!j && !missing)
-		return -1;
-	if (j && json_is_object(j) &&
-	    json_int_field(j, "max_position_embeddings", &v) && v > 0) {
-		/* the family's own reading (positions after padding_idx for
-		 * RoBERTa-like ones); max_position_embeddings for the rest */
-		long long cap = v;
-		char path[4096];
-		json_t *ints;
-		int fam;
-		snprintf(path, sizeof(path), "%s/config.json", dir);
-		/* integers as the model loader reads them */
-		ints = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-		fam = emb_model_config_positions(ints);
-		json_decref(ints);
-		if (fam > 0)
-			cap = fam;
-		if (cap > 0 && (max <= 0 || cap < max))
-			max = cap;
-	}
-	json_decref(j);
-	if (max > (1 << 30))
-		max = 1 << 30;
-	return (int)max;
-}
-
-static char *lower_utf8(const char *s, size_t n, size_t *outn);
 
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max)
 {
+	emb_text_opts o;
 	emb_err err;
-	const char *prompt = NULL;
-	int max;
-
-	memset(t, 0, sizeof(*t));
-	err.msg[0] = 0;
-	if ((c->tok_only ? emb_st_config_load_text(&t->st, dir, &err) :
-	                   emb_st_config_load(&t->st, dir, &err)) < 0)
-		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
-	if (emb_tokenizer_load(&t->tok, dir, &err) < 0)
-		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
-	t->lower = t->st.do_lower_case;
-	if (c->no_truncate) {
-		max = 0;
-	} else if (c->max_length > 0) {
-		max = (int)c->max_length;
-	} else {
-		max = emb_default_max_length(dir, &t->st, &err);
-		if (max < 0)
-			emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
-		if (model_max > 0 && (max == 0 || max > model_max))
-			max = model_max;
-	}
-	t->opts.max_length = (size_t)max;
-	if (c->prompt) {
-		prompt = c->prompt;
-	} else if (c->prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, c->prompt_name);
-		if (!prompt) {
-			emb_buf b;
-			size_t i;
-			emb_buf_init(&b);
-			for (i = 0; i < t->st.n_prompts; i++) {
-				if (i)
-					emb_buf_add(&b, ", ", 2);
-				emb_buf_add(&b, t->st.prompts[i].name,
-				            strlen(t->st.prompts[i].name));
-			}
-			emb_cli_usage_error(c, "unknown prompt name '%s' (known: %s)",
-			                    c->prompt_name,
-			                    b.len ? b.p : "none");
-		}
-	} else if (!c->no_prompt && t->st.default_prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
-	}
-	if (prompt && *prompt) {
-		emb_encoding enc;
-		t->prompt = strdup(prompt);
-		t->prompt_len = strlen(prompt);
-		if (!t->prompt)
-			emb_cli_die(c, EMB_EXIT_MODEL, "out of memory");
-		/* as sentence-transformers: tokens of the prompt alone, minus
-		 * the trailing special token */
-		emb_encoding_init(&enc);
-		if (t->lower) {
-			/* ST lowercases the prompt too (do_lower_case) */
-			size_t ln;
-			char *lp = lower_utf8(t->prompt, t->prompt_len, &ln);
-			if (!lp)
-				emb_cli_die(c, EMB_EXIT_MODEL, "out of memory");
-			if (emb_tokenize(&enc, t->tok, lp, ln, NULL, 0, &t->opts,
-			                 &err) < 0)
-				emb_cli_die(c, EMB_EXIT_MODEL, "prompt: %s", err.msg);
-			free(lp);
-		} else if (emb_tokenize(&enc, t->tok, t->prompt, t->prompt_len,
-		                        NULL, 0, &t->opts, &err) < 0) {
-			emb_cli_die(c, EMB_EXIT_MODEL, "prompt: %s", err.msg);
-		}
-		t->prompt_tokens = enc.len > 0 ? enc.len - 1 : 0;
-		emb_encoding_release(&enc);
-	}
-	if (c->chunker) {       /* --chunk: windows of this tokenizer */
-		emb_chunker_bind(c->chunker, t, c);
-		t->chunker = c->chunker;
-	}
-}
-
-void emb_text_tok_release(emb_text_tok *t)
-{
-	emb_tokenizer_free(t->tok);
-	emb_st_config_release(&t->st);
-	free(t->prompt);
-	memset(t, 0, sizeof(*t));
-}
-
-/* Python str.lower() per code point (utf8proc simple mappings) */
-static char *lower_utf8(const char *s, size_t n, size_t *outn)
-{
-	char *o = malloc(4 * n + 1);
-	size_t i = 0, k = 0;
-
-	if (!o)
-		return NULL;
-	while (i < n) {
-		utf8proc_int32_t cp;
-		utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-		                                      (utf8proc_ssize_t)(n - i), &cp);
-		if (l <= 0) {
-			o[k++] = s[i++];
-			continue;
-		}
-		i += (size_t)l;
-		if (cp == 0x130) {      /* İ -> i + combining dot above */
-			k += (size_t)utf8proc_encode_char('i', (utf8proc_uint8_t *)o + k);
-			cp = 0x307;
-		} else {
-			cp = utf8proc_tolower(cp);
-		}
-		k += (size_t)utf8proc_encode_char(cp, (utf8proc_uint8_t *)o + k);
-	}
-	o[k] = 0;
-	*outn = k;
-	return o;
-}
-
-int emb_text_tok_pair(emb_encoding *enc, size_t *prompt_length,
-                      const emb_text_tok *t, const char *text, size_t tlen,
-                      const char *pair, size_t plen, emb_err *err)
-{
-	char *buf = NULL, *lt = NULL, *lp = NULL;
 	int rc;
 
-	*prompt_length = 0;
-	if (t->prompt) {
-		buf = malloc(t->prompt_len + tlen + 1);
-		if (!buf)
-			return emb_err_set(err, "out of memory");
-		memcpy(buf, t->prompt, t->prompt_len);
-		memcpy(buf + t->prompt_len, text, tlen);
-		buf[t->prompt_len + tlen] = 0;
-		text = buf;
-		tlen += t->prompt_len;
-	}
-	if (t->lower) {
-		lt = lower_utf8(text, tlen, &tlen);
-		if (pair)
-			lp = lower_utf8(pair, plen, &plen);
-		if (!lt || (pair && !lp)) {
-			free(buf);
-			free(lt);
-			free(lp);
-			return emb_err_set(err, "out of memory");
-		}
-		text = lt;
-		if (pair)
-			pair = lp;
-	}
-	rc = emb_tokenize(enc, t->tok, text, tlen, pair, plen, &t->opts, err);
-	free(buf);
-	free(lt);
-	free(lp);
+	memset(&o, 0, sizeof(o));
+	o.max_length = c->max_length;
+	o.no_truncate = c->no_truncate;
+	o.prompt = c->prompt;
+	o.prompt_name = c->prompt_name;
+	o.no_prompt = c->no_prompt;
+	o.tok_only = c->tok_only;
+	err.msg[0] = 0;
+	rc = emb_text_tok_init(t, dir, &o, model_max, &err);
+	if (rc == EMB_TEXT_BAD_OPTION)
+		emb_cli_usage_error(c, "%s", err.msg);
 	if (rc < 0)
-		return -1;
-	if (t->prompt)
-		*prompt_length = t->prompt_tokens;
-	return 0;
+		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
+	if (c->chunker) {       /* --chunk: windows of this tokenizer */
+		emb_chunker_bind(c->chunker, t, c);
+		t->pretok = chunk_pretok;
+		t->pretok_ctx = c->chunker;
+	}
 }
 
-int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
-                        const emb_text_tok *t, const emb_record *rec,
-                        emb_err *err)
-{
-	const char *text, *pair = NULL;
-	size_t tlen, plen = 0;
-
-	*prompt_length = 0;
-	if (t->chunker) {       /* a window record: its window's tokens */
-		int rc = emb_chunker_current(t->chunker, enc, prompt_length, rec,
-		                             err);
-		if (rc != 0)
-			return rc < 0 ? -1 : 0;
-	}
-	if (emb_record_get_string(rec, "text", &text, &tlen, err) < 0)
-		return -1;
-	if (emb_record_has(rec, "text_pair") &&
-	    emb_record_get_string(rec, "text_pair", &pair, &plen, err) < 0)
-		return -1;
-	return emb_text_tok_pair(enc, prompt_length, t, text, tlen, pair, plen,
-	                         err);
-}
-
-/* ------------------------------------------------------------------ */
-/* pooling                                                             */
-
-int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err)
-{
-	const char *raw;
-	size_t k;
-	char *end;
-	long x;
-
-	*out = 0;
-	raw = emb_record_raw(rec, "prompt_length", &k);
-	if (!raw)
-		return 0;
-	errno = 0;
-	x = strtol(raw, &end, 10);
-	if (errno || end != raw + k || x < 0 || x > INT_MAX)
-		return emb_err_set(err, "field 'prompt_length' must be a non-negative integer");
-	*out = (int)x;
-	return 0;
-}
-
-int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, int prompt_length,
-                   emb_err *err)
-{
-	int pd = emb_pool_dim(p->modes, d), skip = 0;
-	float *v;
-
-	*out = NULL;
-	*outn = 0;
-	if (p->in_dim > 0 && d != p->in_dim)
-		return emb_err_set(err, "token embeddings have %d columns, the pooling config says %d",
-		                   d, p->in_dim);
-	if (pd <= 0)
-		return emb_err_set(err, "invalid pooling for dimension %d", d);
-	if (p->n_dense && p->dense[0].in != pd)
-		return emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
-		                   pd, p->dense[0].in);
-	if (p->n_dense && p->dim > p->dense[p->n_dense - 1].out)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, p->dense[p->n_dense - 1].out);
-	if (!p->n_dense && p->dim > pd)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, pd);
-	if (!p->include_prompt)
-		skip = prompt_length;
-	v = malloc((size_t)pd * sizeof(float));
-	if (!v)
-		return emb_err_set(err, "out of memory");
-	if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
-		free(v);
-		return -1;
-	}
-	for (size_t i = 0; i < p->n_dense; i++) {   /* Dense: act(W v + b) */
-		const emb_dense *dn = &p->dense[i];
-		float *y = malloc((size_t)dn->out * sizeof(float));
-		if (!y) {
-			free(v);
-			return emb_err_set(err, "out of memory");
-		}
-		for (int o = 0; o < dn->out; o++) {
-			const float *w = dn->w + (size_t)o * dn->in;
-			float acc = 0;
-			for (int k = 0; k < dn->in; k++)
-				acc += w[k] * v[k];
-			if (dn->b)
-				acc += dn->b[o];
-			y[o] = dn->tanh ? tanhf(acc) : acc;
-		}
-		free(v);
-		v = y;
-		pd = dn->out;
-	}
-	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
-		double mean = 0, var = 0;
-		for (int i = 0; i < pd; i++)
-			mean += v[i];
-		mean /= pd;
-		for (int i = 0; i < pd; i++)
-			var += (v[i] - mean) * (v[i] - mean);
-		float m = (float)mean, r = (float)(1.0 / sqrt(var / pd + 1e-5));
-		for (int i = 0; i < pd; i++)
-			v[i] = (v[i] - m) * r;
-	}
-	if (p->normalize)
-		emb_normalize(v, pd);
-	if (p->dim > 0) {
-		pd = p->dim;
-		emb_normalize(v, pd);
-	}
-	for (skip = 0; skip < pd; skip++) {
-		if (!isfinite(v[skip])) {
-			free(v);
-			return emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
-			                   skip);
-		}
-	}
-	*out = v;
-	*outn = pd;
-	return 0;
-}

@@ -13,6 +13,7 @@
 #include "tok/tok.h"
 #include "nn/nn.h"
 #include "st/st.h"
+#include "st/embed.h"
 
 /* ------------------------------------------------------------------ */
 /* synthetic checkpoints (recipe.json, format "emb-synth-1"; test/data) */
@@ -68,7 +69,9 @@ typedef struct emb_cli {
 	const char *usage;      /* --help text (the whole of it) */
 	unsigned common;        /* EMB_CLI_* */
 	/* common options (filled by emb_cli_parse) */
-	int errors_emit, strict, raw, b64, progress;
+	int errors_emit, strict, raw, b64;
+	int errors_set;         /* --errors was given */
+	int progress;           /* after emb_cli_parse: 1 to show progress */
 	size_t max_line;        /* default 64 MiB */
 	const char *model;      /* -m argument, NULL when absent */
 	long max_length;        /* --max-length, -1 when absent */
@@ -87,6 +90,8 @@ typedef struct emb_cli {
 	double t0, t_last;
 	uint64_t bytes_before, bytes_total;
 	int bytes_known, progress_shown;
+	int progress_plain;     /* progress as plain lines (stderr is not a
+	                           terminal: --progress=always) */
 	/* set by the command: it only tokenizes (emb_text_tok_setup reads
 	 * no modules.json, see emb_st_config_load_text) */
 	int tok_only;
@@ -133,17 +138,24 @@ typedef struct emb_cli_ops {
  * options).  Handles the common options itself; HANDLER gets
  * the command's own (EXTRA) and returns -1 with err set for a bad value.
  * --help prints c->usage on stdout and exits 0; --version exits 0; a
- * usage error prints "PROG: error: MSG" and the usage on stderr and
- * exits 2.  Also sets SIGPIPE to its default action.
+ * usage error prints "PROG: error: MSG" and "Try 'PROG --help' for more
+ * information." on stderr and exits 2.  Resolves --progress[=WHEN] into
+ * c->progress (see lib/tool/cli.c resolve_progress).  Also sets SIGPIPE
+ * to its default action.
  */
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
                    const emb_cli_opt *extra,
                    int (*handler)(void *ctx, int key, const char *arg,
                                   emb_err *err),
                    void *ctx);
-/* print "PROG: error: MSG" + usage on stderr, exit 2 */
+/* print "PROG: error: MSG" and "Try 'PROG --help' ..." on stderr, exit 2 */
 void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+/* a status line "PROG: MSG" on stderr as progress is shown (c->progress:
+ * on a terminal rewritten in place, at most twice a second; else plain
+ * lines every 10 s); FINAL: always, and ends the line */
+void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
@@ -163,68 +175,22 @@ char *emb_cli_model_dir(const emb_cli *c, int required);
  */
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
 
-/* text -> tokens the way emb-tokenize and emb-encode share */
-typedef struct emb_text_tok {
-	emb_tokenizer *tok;     /* new (emb_text_tok_release) */
-	emb_st_config st;
-	emb_tok_opts opts;      /* max_length: the effective maximum */
-	char *prompt;           /* NULL: no prompt */
-	size_t prompt_len;
-	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
-	int lower;              /* sentence_bert_config do_lower_case */
-	emb_chunker *chunker;   /* borrowed: the driver's windows, or NULL */
-} emb_text_tok;
+/*
+ * A record a model can run: one with "input_ids", or with "text" when
+ * TEXT_OK (the model has tokenizer files).  -1 (err) otherwise, naming
+ * what is missing ("the record has neither 'text' nor 'input_ids'").
+ */
+int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err);
 
 /*
- * Load the tokenizer and sentence-transformers config from DIR and apply
- * c's --max-length, --no-truncate, --prompt, --prompt-name, --no-prompt.
- * MODEL_MAX: a further cap on the max length (0: none).  Exits 3 on a
- * load error and 2 on an unknown prompt name (listing the known ones).
+ * emb_text_tok_init (st/embed.h) with c's --max-length, --no-truncate,
+ * --prompt, --prompt-name, --no-prompt (and c->tok_only).  MODEL_MAX: the
+ * model's limit (0: none).  Exits 3 on a load error and 2 on an option
+ * the model refuses (an unknown prompt name, listing the known ones; a
+ * --max-length above the model's limit).
  */
-/* pooling as emb-encode --pool and emb-pool apply it */
-typedef struct emb_pool_spec {
-	unsigned modes;         /* emb_pool_mode bits */
-	int normalize;          /* Normalize module (or --normalize) */
-	int dim;                /* --dim (Matryoshka), 0: keep all */
-	int include_prompt;     /* 0: skip prompt_length leading tokens */
-	int in_dim;             /* expected hidden size, 0: any */
-	const emb_dense *dense; /* applied after pooling, before Normalize */
-	size_t n_dense;
-	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
-	                           Dense modules: nomic's Matryoshka recipe */
-} emb_pool_spec;
-
-/*
- * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
- * the first PROMPT_LENGTH rows when p->include_prompt is 0), the Dense
- * modules, Normalize,
- * then with dim: keep the first dim values and L2-normalize.
- */
-int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, int prompt_length,
-                   emb_err *err);
-/* the record's "prompt_length" (0 when absent) */
-int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
-
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max);
-void emb_text_tok_release(emb_text_tok *t);
-/* Default max length of the model in DIR (spec: sentence_bert_config
- * max_seq_length, else tokenizer model_max_length if < 1e6, capped by
- * config.json max_position_embeddings); 0 when unknown */
-int emb_default_max_length(const char *dir, const emb_st_config *st,
-                           emb_err *err);
-/* tokenize the record's text (+ text_pair) with the prompt prepended;
- * *prompt_length: 0 when no prompt was applied */
-int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
-                        const emb_text_tok *t, const emb_record *rec,
-                        emb_err *err);
-/* the same for TEXT (TLEN bytes) and the pair PAIR (NULL: none) given as
- * strings (borrowed) */
-int emb_text_tok_pair(emb_encoding *enc, size_t *prompt_length,
-                      const emb_text_tok *t, const char *text, size_t tlen,
-                      const char *pair, size_t plen, emb_err *err);
-
 /* ------------------------------------------------------------------ */
 /* emb-rerank's records (lib/tool/rerank.c)                            */
 
@@ -389,6 +355,16 @@ typedef struct emb_validate_opts {
 	const char *prefix;     /* borrowed: put before every line (or NULL) */
 	FILE *diag;             /* per-record messages (NULL: none) */
 	size_t max_diag;        /* per field and kind (default 5) */
+	int golden_only;        /* input records without a golden partner
+	                           are counted, not a failure */
+	int skip_errors;        /* input records with an "error" member are
+	                           left out and counted, not a failure */
+	int strict;             /* emb_validate_files: stop reading at the
+	                           first failure (the summary says so) */
+	/* emb_validate_files: called now and then with the records read so
+	 * far, and once more with FINAL 1 at the end (NULL: never) */
+	void (*progress)(void *ctx, size_t golden, size_t input, int final);
+	void *progress_ctx;
 } emb_validate_opts;
 
 void emb_validate_opts_init(emb_validate_opts *o);
@@ -470,6 +446,11 @@ typedef struct emb_manifest_opts {
 	int trusted;            /* 1: the commands may take any option,
 	                           also those that write files (-o,
 	                           --save-ranges, --keep...); 0: refused */
+	int strict;             /* stop after the first failing case */
+	/* called before case K (1-based) of N runs, and at the end with
+	 * NAME NULL and N the cases run (NULL: never) */
+	void (*progress)(void *ctx, size_t k, size_t n, const char *name);
+	void *progress_ctx;
 } emb_manifest_opts;
 
 /* 1 when NAME may name a synthetic checkpoint inside the run directory:

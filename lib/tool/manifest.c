@@ -1442,13 +1442,26 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 			return -1;
 		}
 	}
+	size_t nrun = 0;
+	for (size_t i = 0; i < m.n; i++)
+		nrun += m.c[i].run ? 1 : 0;
 	for (size_t i = 0; i < m.n; i++) {
 		if (!m.c[i].run)
 			continue;
 		ran++;
-		if (run_case(&m, i, dir, o, out))
+		if (o->progress)
+			o->progress(o->progress_ctx, ran, nrun, m.c[i].name);
+		if (run_case(&m, i, dir, o, out)) {
 			failed++;
+			if (o->strict) {
+				fprintf(out, "%s: stopped after the first failing "
+				        "case (--strict)\n", path);
+				break;
+			}
+		}
 	}
+	if (o->progress)
+		o->progress(o->progress_ctx, 0, ran, NULL);
 	fprintf(out, "%s: %zu cases, %zu failed\n", path, ran, failed);
 	fflush(out);
 	if (!o->keep_dir) {

@@ -138,7 +138,7 @@ static int prepare_ranking(emb_rerank *c, emb_cli_rec *r, rr_item *it,
 			goto out;
 		}
 		snprintf(what, sizeof(what), "document %zu", i);
-		if (emb_text_tok_pair(&enc, &pl, &c->tt, json_string_value(q),
+		if (emb_text_tok_text(&enc, &pl, &c->tt, json_string_value(q),
 		                      json_string_length(q), json_string_value(d),
 		                      json_string_length(d), err) < 0 ||
 		    take_enc(it, i, &enc, err) ||
@@ -160,6 +160,8 @@ static int prepare_pair(emb_rerank *c, emb_cli_rec *r, rr_item *it,
 	size_t n = 0, nt;
 
 	if (item_alloc(it, 1, err) < 0)
+		return -1;
+	if (emb_record_check_input(r->rec, 1, err) < 0)
 		return -1;
 	if (emb_record_has(r->rec, "input_ids") ||
 	    !emb_record_has(r->rec, "text")) {
@@ -487,7 +489,8 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 		            c->labels, c->labels == 1 ? "" : "s");
 		return -2;
 	}
-	if (c->act < 0 && emb_activation_default(&c->act, dir, err) < 0)
+	if (c->act < 0 &&
+	    emb_activation_default(&c->act, dir, c->labels, err) < 0)
 		return -1;
 	emb_text_tok_setup(&c->tt, cli, dir, emb_model_max_positions(c->m));
 	c->tt_loaded = 1;

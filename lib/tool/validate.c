@@ -86,6 +86,7 @@ struct item {
 	char *label;            /* "id 17" or "record 3" */
 	char *where;            /* "file:line" of a record without id */
 	int has_id;
+	int skip;               /* an error record under skip_errors */
 	size_t ord;
 	struct vval *vals;      /* one per active field */
 	struct item *prev, *next;       /* pending list, arrival order */
@@ -130,6 +131,9 @@ struct emb_validate {
 	emb_vrecords rec;
 	size_t nrdiag;          /* record-level messages printed */
 	int finished;
+	int stopped;            /* o.strict: reading stopped at a failure */
+	size_t skipped;         /* error records left out (skip_errors) */
+	size_t pairs_skipped;   /* joins with a skipped error record */
 };
 
 static const char *side_name[2] = { "golden", "input" };
@@ -967,7 +971,9 @@ static void place(emb_validate *v, int side, struct item *it)
 		return;
 	}
 	v->rec.joined++;
-	if (side == EMB_SIDE_GOLDEN)
+	if (it->skip || p->skip)
+		v->pairs_skipped++;
+	else if (side == EMB_SIDE_GOLDEN)
 		compare(v, it, p);
 	else
 		compare(v, p, it);
@@ -1051,12 +1057,18 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 		const char *msg = NULL;
 		size_t mlen = 0;
 
-		/* an --errors=emit record stands for a failed one */
+		/* an --errors=emit record stands for a failed one (unless
+		 * the caller skips those) */
 		if (emb_record_get_string(rec, "error", &msg, &mlen, NULL) < 0)
 			msg = "?", mlen = 1;
-		v->rec.errors++;
-		rdiag(v, "%s: %s: error record: %.*s", side_name[side],
-		      it->label, (int)(mlen > 300 ? 300 : mlen), msg);
+		if (v->o.skip_errors && side == EMB_SIDE_INPUT) {
+			it->skip = 1;
+			v->skipped++;
+		} else {
+			v->rec.errors++;
+			rdiag(v, "%s: %s: error record: %.*s", side_name[side],
+			      it->label, (int)(mlen > 300 ? 300 : mlen), msg);
+		}
 	}
 	it->vals = xcalloc(v->nf, sizeof(*it->vals));
 	for (size_t f = 0; f < v->nf; f++) {
@@ -1326,10 +1338,30 @@ int emb_validate_finish(emb_validate *v, FILE *out)
 	for (const struct item *it = v->s[0].head; it; it = it->next)
 		r->missing_input++;
 	for (const struct item *it = v->s[1].head; it; it = it->next)
-		r->missing_golden++;
+		if (!it->skip)
+			r->missing_golden++;
+	if (v->stopped)         /* what was not read is not missing */
+		r->missing_input = r->missing_golden = 0;
 	if (v->nrdiag > v->o.max_diag && v->o.diag)
 		out_line(v, v->o.diag, "records: %zu more messages not shown",
 		         v->nrdiag - v->o.max_diag);
+	if (v->stopped) {
+		out_line(v, out, "records: %zu golden, %zu input read: FAIL "
+		         "(stopped at the first failure: --strict)", r->golden,
+		         r->input);
+		return 1;
+	}
+	if (r->missing_golden && v->o.golden_only) {
+		/* only the records the golden holds are compared */
+		if (!v->o.quiet)
+			out_line(v, out, "records: %zu input records not in the "
+			         "golden, not compared (--golden-only)",
+			         r->missing_golden);
+		r->missing_golden = 0;
+	}
+	if (v->skipped && !v->o.quiet)
+		out_line(v, out, "records: %zu error records skipped "
+		         "(--errors=skip)", v->skipped);
 	if (r->missing_input || r->missing_golden || r->bad || r->duplicates ||
 	    r->no_id || r->errors || !compared) {
 		snprintf(body, sizeof(body), "records: %zu golden, %zu input, "
@@ -1413,6 +1445,21 @@ static int feed(emb_validate *v, int side, emb_reader *r, emb_record *rec)
 	}
 }
 
+/* 1 once something has failed (what --strict stops at) */
+static int failing_now(const emb_validate *v)
+{
+	const emb_vrecords *r = &v->rec;
+
+	if (r->bad || r->duplicates || r->no_id || r->errors)
+		return 1;
+	for (size_t f = 0; f < v->nf; f++) {
+		const emb_vstat *st = &v->f[f].st;
+		if (st->mismatches || st->shape_errors || st->bad)
+			return 1;
+	}
+	return 0;
+}
+
 int emb_validate_files(const char *golden, const char *input,
                        size_t max_line, const emb_validate_opts *o,
                        FILE *out, emb_err *err)
@@ -1456,7 +1503,15 @@ int emb_validate_files(const char *golden, const char *input,
 		}
 		if (more_i)
 			more_i = feed(v, EMB_SIDE_INPUT, ri, reci);
+		if (o && o->strict && failing_now(v)) {
+			v->stopped = 1;
+			break;
+		}
+		if (o && o->progress && !((v->rec.golden + v->rec.input) & 1023))
+			o->progress(o->progress_ctx, v->rec.golden, v->rec.input, 0);
 	}
+	if (o && o->progress)
+		o->progress(o->progress_ctx, v->rec.golden, v->rec.input, 1);
 	rc = emb_validate_finish(v, out);
 	/* a golden that cannot be read is a bad reference, not a failed
 	 * comparison: the caller's "unreadable file" status */

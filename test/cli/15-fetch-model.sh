@@ -230,6 +230,11 @@ t_status "bad FETCH_MODEL_TIMEOUT: exit 1" 1 env FETCH_MODEL_TIMEOUT=soon "$FM" 
 "$FM" acme/nope > "$T/out" 2> "$T/err"; s=$?
 t_eq "unknown model: exit 1" "$s" 1
 t_grep "unknown model named" "acme/nope@main" "$T/err"
+t_grep "a 404 says not found" "not found (HTTP 404" "$T/err"
+t_nogrep "a 404 does not blame HF_TOKEN" "HF_TOKEN" "$T/err"
+HF_TOKEN=wrong "$FM" private/m > "$T/out" 2> "$T/err"; s=$?
+t_eq "a refused token: exit 1" "$s" 1
+t_grep "a refused token: says HF_TOKEN was refused" "refused HF_TOKEN" "$T/err"
 t_status "unknown model leaves no snapshot" 1 test -e "$T/cache/models--acme--nope/snapshots"
 t_status "bad id: exit 2" 2 "$FM" ../etc 2> "$T/err"
 t_grep "bad id named" "bad model id '../etc'" "$T/err"

@@ -13,7 +13,8 @@ for p in emb-tokenize emb-encode emb-pool; do
 	$p --bogus < /dev/null > "$T/out" 2> "$T/err"; s=$?
 	t_eq "$p --bogus: exit 2" "$s" 2
 	t_grep "$p --bogus: named" "^$p: error: unknown option '--bogus'" "$T/err"
-	t_grep "$p --bogus: usage on stderr" "^usage: $p" "$T/err"
+	t_grep "$p --bogus: a hint to --help" "^Try '$p --help' for more information.$" "$T/err"
+	t_lines "$p --bogus: two lines, not the whole usage" 2 "$T/err"
 	t_eq "$p --bogus: nothing on stdout" "$(cat "$T/out")" ""
 	t_status "$p -Z: exit 2" 2 $p -Z < /dev/null 2> /dev/null
 	t_status "$p --errors=maybe: exit 2" 2 $p -m "$M" --errors=maybe < /dev/null 2> "$T/err"
@@ -22,6 +23,25 @@ for p in emb-tokenize emb-encode emb-pool; do
 	t_status "$p --max-line 0: exit 2" 2 $p -m "$M" --max-line 0 < /dev/null 2> /dev/null
 	t_status "$p --strict=1: exit 2" 2 $p -m "$M" --strict=1 < /dev/null 2> /dev/null
 done
+# every program: a usage error is one line naming it, then the hint
+for p in emb-tokenize emb-encode emb-pool emb-validate emb-rerank emb-quantize emb-fetch; do
+	$p --no-such-option < /dev/null > "$T/out" 2> "$T/err"; s=$?
+	t_eq "$p --no-such-option: exit 2" "$s" 2
+	t_eq "$p --no-such-option: one line, then Try '$p --help'" "$(cat "$T/err")" \
+		"$p: error: unknown option '--no-such-option'
+Try '$p --help' for more information."
+done
+t_status "emb-encode -j 5000: exit 2" 2 emb-encode -m "$M" -j 5000 < /dev/null 2> "$T/err"
+t_grep "-j 5000: says the range" "from 1 to 4096, not '5000'" "$T/err"
+F=$(t_fixture minilm-l6)
+t_status "emb-encode --max-length above the model's limit: exit 2 at start" 2 \
+	emb-encode -m "$F" --max-length 1000 < /dev/null 2> "$T/err"
+t_grep "... names the limit" "max length 1000 is above the model's limit of 512 tokens" "$T/err"
+t_lines "... in one line and the hint" 2 "$T/err"
+t_status "emb-encode --max-length at the limit: accepted" 0 \
+	emb-encode -m "$F" --max-length 512 < /dev/null
+t_status "emb-tokenize --max-length 1000 (no model limit to check)" 0 \
+	emb-tokenize -m "$F" --max-length 1000 < /dev/null
 t_status "emb-pool --mode: missing argument, exit 2" 2 emb-pool --mode < /dev/null 2> "$T/err"
 t_grep "missing argument named" "option '--mode' needs an argument" "$T/err"
 t_status "emb-pool --mode bogus: exit 2" 2 emb-pool --mode bogus < /dev/null 2> "$T/err"

@@ -33,30 +33,47 @@ else
 	t_skip "write-error checks" "/dev/full missing"
 fi
 
-# --progress: status on stderr, stdout unchanged; --no-progress: none
-emb-pool --progress "$T/many.jsonl" > "$T/out1" 2> "$T/err"; s=$?
+# --progress=always: status on stderr even when it is a file, as plain
+# lines; stdout unchanged; --no-progress: none
+emb-pool --progress=always "$T/many.jsonl" > "$T/out1" 2> "$T/err"; s=$?
 emb-pool --no-progress "$T/many.jsonl" > "$T/out2" 2> "$T/err2"
-t_eq "--progress: exit 0" "$s" 0
-t_ok "--progress: stdout unchanged" cmp -s "$T/out1" "$T/out2"
-t_grep "--progress: records and rates" "emb-pool: 30000 records, .* records/s, .* tokens/s" "$T/err"
+t_eq "--progress=always: exit 0" "$s" 0
+t_ok "--progress=always: stdout unchanged" cmp -s "$T/out1" "$T/out2"
+t_grep "--progress=always: records and rates" "emb-pool: 30000 records, .* records/s, .* tokens/s" "$T/err"
+cr=$(printf '\r'); esc=$(printf '\033')
+t_nogrep "--progress=always off a terminal: no carriage return" "$cr" "$T/err"
+t_nogrep "--progress=always off a terminal: no escape sequence" "$esc" "$T/err"
 t_eq "--no-progress: nothing on stderr" "$(cat "$T/err2")" ""
-emb-pool --progress < "$T/many.jsonl" > /dev/null 2> "$T/err"
-t_grep "--progress on a regular-file stdin" "30000 records" "$T/err"
+emb-pool --progress "$T/many.jsonl" > /dev/null 2> "$T/err"
+t_eq "--progress, stderr not a terminal: nothing" "$(cat "$T/err")" ""
+emb-pool --progress=sometimes < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "--progress=sometimes: exit 2" "$s" 2
+t_grep "... names the values" "auto, always or never" "$T/err"
+emb-pool --progress=always < "$T/many.jsonl" > /dev/null 2> "$T/err"
+t_grep "--progress=always on a regular-file stdin" "30000 records" "$T/err"
 # the input size is known (a regular file): a percentage and an ETA; the
 # first status line comes with the first records, then the final one
-t_grep "--progress, regular file: ETA" "emb-pool: [0-9]* records, .*%, ETA [0-9]*:[0-9][0-9]:[0-9][0-9]" "$T/err"
-cat "$T/many.jsonl" | emb-pool --progress > /dev/null 2> "$T/err"
-t_grep "--progress, pipe: records" "30000 records" "$T/err"
-t_nogrep "--progress, pipe: no ETA (size unknown)" "ETA" "$T/err"
-# default: progress when stderr is a terminal (util-linux script(1)
-# gives the command a pseudo-terminal), none otherwise (above)
+t_grep "--progress=always, regular file: ETA" "emb-pool: [0-9]* records, .*%, ETA [0-9]*:[0-9][0-9]:[0-9][0-9]" "$T/err"
+cat "$T/many.jsonl" | emb-pool --progress=always > /dev/null 2> "$T/err"
+t_grep "--progress=always, pipe: records" "30000 records" "$T/err"
+t_nogrep "--progress=always, pipe: no ETA (size unknown)" "ETA" "$T/err"
+# on a terminal (util-linux script(1) gives the command a pseudo-terminal):
+# by default only a stage whose stdout is not a pipe reports, so a
+# pipeline shows one line; --progress makes a middle stage report too
 if script -qc true /dev/null > /dev/null 2>&1; then
 	script -qc "emb-pool '$T/many.jsonl' > '$T/out3'" /dev/null > "$T/tty" 2>&1
 	t_grep "stderr a terminal: progress by default" "emb-pool: 30000 records, " "$T/tty"
 	t_ok "stderr a terminal: stdout unchanged" cmp -s "$T/out1" "$T/out3"
+	script -qc "emb-pool '$T/many.jsonl' | emb-quantize --vectors binary > '$T/out4'" /dev/null > "$T/tty" 2>&1
+	t_grep "pipeline on a terminal: the last stage reports" "emb-quantize: 30000 records, " "$T/tty"
+	t_nogrep "pipeline on a terminal: the first stage does not" "emb-pool: " "$T/tty"
+	script -qc "emb-pool --progress '$T/many.jsonl' | emb-quantize --vectors binary > /dev/null" /dev/null > "$T/tty" 2>&1
+	t_grep "--progress: a middle stage reports when asked" "emb-pool: 30000 records, " "$T/tty"
+	script -qc "emb-pool '$T/many.jsonl' | cat > /dev/null" /dev/null > "$T/tty" 2>&1
+	t_nogrep "stdout a pipe: no progress by default" "records, " "$T/tty"
 else
 	echo "# script(1) -qc unavailable: the terminal default is not checked"
 fi
 printf '{"text":"a"}\n' > "$T/one.jsonl"
-emb-tokenize -m "$M" --progress "$T/one.jsonl" > /dev/null 2> "$T/err"
+emb-tokenize -m "$M" --progress=always "$T/one.jsonl" > /dev/null 2> "$T/err"
 t_grep "--progress: tokens/s counted" "emb-tokenize: 1 records, .* records/s, [0-9]* tokens/s" "$T/err"

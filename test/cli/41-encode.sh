@@ -90,11 +90,11 @@ t_grep "negative id" "(at $T/bad.jsonl:2): field 'input_ids': id -1 at position 
 t_grep "token_type_ids length" "(at $T/bad.jsonl:3): field 'token_type_ids' has 1 values, 'input_ids' has 2" "$T/err"
 t_grep "token type out of range" "(at $T/bad.jsonl:4): field 'token_type_ids': 2 at position 1 is out of range" "$T/err"
 t_grep "empty input_ids" "(at $T/bad.jsonl:5): field 'input_ids' is empty" "$T/err"
-t_grep "no input_ids, no text" "(at $T/bad.jsonl:6): missing field 'input_ids'" "$T/err"
+t_grep "no input_ids, no text: names both" "(at $T/bad.jsonl:6): the record has neither 'text' nor 'input_ids'" "$T/err"
 t_grep "input_ids not an array" "(at $T/bad.jsonl:7): field 'input_ids' is not an array of integers" "$T/err"
 t_grep "too many tokens" "(at $T/bad.jsonl:9): field 'input_ids' has 602 tokens, more than the model's maximum of 512" "$T/err"
 t_grep "the good record among them" '^{"id":8,"input_ids":\[101,7592,102\],"token_embeddings":\[\[' "$T/out"
-t_eq "error record in place" "$(sed -n 6p "$T/out")" '{"id":6,"error":"missing field '"'"'input_ids'"'"'"}'
+t_eq "error record in place" "$(sed -n 6p "$T/out")" '{"id":6,"error":"the record has neither '"'"'text'"'"' nor '"'"'input_ids'"'"'"}'
 
 # a 10 MB line through emb-encode
 {

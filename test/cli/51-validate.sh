@@ -142,7 +142,9 @@ t_grep "error record counted" '(1 error records)$' "$T/out"
 # usage and unreadable files
 emb-validate > "$T/out" 2> "$T/err"
 t_eq "no operand: exit 2" "$?" 2
-t_grep "usage on stderr" '^usage: emb-validate' "$T/err"
+t_grep "a one-line usage error" '^emb-validate: error: missing GOLDEN$' "$T/err"
+t_grep "... and the hint" "^Try 'emb-validate --help' for more information.$" "$T/err"
+t_lines "... and nothing else" 2 "$T/err"
 emb-validate --atol nope "$T/golden.jsonl" "$T/same.jsonl" > "$T/out" 2> "$T/err"
 t_eq "bad --atol: exit 2" "$?" 2
 emb-validate --field embeddings "$T/golden.jsonl" "$T/same.jsonl" > "$T/out" 2> "$T/err"
@@ -179,3 +181,55 @@ t_grep "empty: says nothing was compared" '^records: 0 golden, 0 input, 0 joined
 emb-validate "$T/golden.jsonl" "$T/empty.jsonl" > "$T/out" 2>&1
 t_eq "empty input against a golden: exit 1" "$?" 1
 t_grep "empty input: the golden records are missing" 'missing in input' "$T/out"
+
+# --golden-only: input records the golden lacks are counted, not failed
+cp "$T/same.jsonl" "$T/more.jsonl"
+printf '{"id":4,"input_ids":[101,102],"embedding":[1,1]}\n{"id":5,"input_ids":[101,102],"embedding":[1,1]}\n' >> "$T/more.jsonl"
+emb-validate "$T/golden.jsonl" "$T/more.jsonl" > "$T/out" 2>&1
+t_eq "more input than golden: exit 1" "$?" 1
+t_grep "... 2 missing in golden" "2 missing in golden" "$T/out"
+emb-validate --golden-only "$T/golden.jsonl" "$T/more.jsonl" > "$T/out" 2>&1
+t_eq "--golden-only: exit 0" "$?" 0
+t_grep "--golden-only: the rest counted" "^records: 2 input records not in the golden, not compared (--golden-only)$" "$T/out"
+t_grep "--golden-only: the golden's records compared" '^embedding: 3 records, ' "$T/out"
+head -n 2 "$T/same.jsonl" > "$T/fewer.jsonl"
+emb-validate --golden-only "$T/golden.jsonl" "$T/fewer.jsonl" > "$T/out" 2>&1
+t_eq "--golden-only: a golden record missing in the input still fails" "$?" 1
+sed 's/"embedding":\[1,0\]/"embedding":[1,0.5]/' "$T/more.jsonl" > "$T/more-bad.jsonl"
+emb-validate --golden-only "$T/golden.jsonl" "$T/more-bad.jsonl" > "$T/out" 2>&1
+t_eq "--golden-only: a mismatch still fails" "$?" 1
+
+# --errors=skip: error records (a stage's --errors=emit) left out
+sed 's/^{"id":2,.*/{"id":2,"error":"field '"'"'text'"'"' is not a string"}/' "$T/same.jsonl" > "$T/err-rec.jsonl"
+emb-validate "$T/golden.jsonl" "$T/err-rec.jsonl" > "$T/out" 2>&1
+t_eq "an error record: exit 1" "$?" 1
+t_grep "... counted as an error record" "1 error records" "$T/out"
+emb-validate --errors=skip "$T/golden.jsonl" "$T/err-rec.jsonl" > "$T/out" 2>&1
+t_eq "--errors=skip: exit 0" "$?" 0
+t_grep "--errors=skip: counted" "^records: 1 error records skipped (--errors=skip)$" "$T/out"
+emb-validate --errors=emit "$T/golden.jsonl" "$T/err-rec.jsonl" > /dev/null 2>&1
+t_eq "--errors=emit: the default, exit 1" "$?" 1
+
+# --strict: stop at the first failure
+i=0; : > "$T/big-g.jsonl"; : > "$T/big-i.jsonl"
+while [ $i -lt 50 ]; do
+	printf '{"id":%d,"embedding":[%d,1]}\n' $i $i >> "$T/big-g.jsonl"
+	if [ $i = 3 ] || [ $i = 40 ]; then v=0.5; else v=1; fi
+	printf '{"id":%d,"embedding":[%d,%s]}\n' $i $i $v >> "$T/big-i.jsonl"
+	i=$((i + 1))
+done
+emb-validate "$T/big-g.jsonl" "$T/big-i.jsonl" > "$T/out" 2>&1
+t_grep "without --strict: both failures" "2 records out of tolerance" "$T/out"
+emb-validate --strict "$T/big-g.jsonl" "$T/big-i.jsonl" > "$T/out" 2>&1
+t_eq "--strict: exit 1" "$?" 1
+t_grep "--strict: stopped at the first" "stopped at the first failure: --strict" "$T/out"
+t_grep "--strict: one failure seen" "1 records out of tolerance" "$T/out"
+t_nogrep "--strict: id 40 not reached" "id 40" "$T/out"
+
+# --progress=always: records read on stderr, stdout as without it
+emb-validate --progress=always "$T/big-g.jsonl" "$T/big-g.jsonl" > "$T/out" 2> "$T/err"
+t_eq "--progress=always: exit 0" "$?" 0
+t_grep "--progress=always: records read" "^emb-validate: 50 golden, 50 input records read$" "$T/err"
+emb-validate "$T/big-g.jsonl" "$T/big-g.jsonl" > "$T/out2" 2> "$T/err2"
+t_ok "--progress=always: stdout unchanged" cmp -s "$T/out" "$T/out2"
+t_eq "no progress by default off a terminal" "$(cat "$T/err2")" ""

@@ -117,6 +117,14 @@ t_grep "a command's exit status" '^command-fails: FAIL (emb-pool exited 1, expec
 t_grep "its stderr is shown" "^command-fails:   | emb-pool: error (at .*mean.jsonl:1): missing field 'token_embeddings'" "$T/out"
 t_grep "no comparison with a failed case" "^depends-on-failed: FAIL (case 'wrong-golden' failed" "$T/out"
 t_grep "summary" 'fail.yaml: 5 cases, 4 failed$' "$T/out"
+# --strict: stop after the first failing case; --progress=always: the
+# case being run on stderr
+emb-validate --strict --progress=always --manifest "$T/fail.yaml" > "$T/out" 2> "$T/err"
+t_eq "--strict manifest: exit 1" "$?" 1
+t_grep "--strict: says it stopped" "fail.yaml: stopped after the first failing case (--strict)" "$T/out"
+t_grep "--strict: one case run, one failed" 'fail.yaml: 1 cases, 1 failed$' "$T/out"
+t_nogrep "--strict: the next case not run" '^right: ' "$T/out"
+t_grep "--progress=always: the case on stderr" "^emb-validate: case 1 of 5: wrong-golden$" "$T/err"
 
 # expect_exit: a command expected to report bad records
 printf '{"id":1,"token_embeddings":[[1,2],[3,4]]}\n{"id":2}\n' > "$T/half.jsonl"

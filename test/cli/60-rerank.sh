@@ -7,13 +7,13 @@ CE=$(t_fixture ce-minilm-l6)
 F=$(t_fixture minilm-l6)
 G="$D/fixtures/ce-minilm-l6/golden.jsonl"
 
-emb-rerank -m "$CE" -j 2 --logits "$G" > "$T/ids.out" 2> "$T/err"; s=$?
+emb-rerank -m "$CE" -j 2 --logits --activation none "$G" > "$T/ids.out" 2> "$T/err"; s=$?
 t_eq "golden pairs: exit 0, quiet" "$s$(cat "$T/err")" 0
 t_lines "one record per pair" "$(wc -l < "$G" | tr -d ' ')" "$T/ids.out"
 t_ok "logits within 1e-4 of every golden (input_ids)" \
 	emb-validate --quiet --atol 1e-4 --field logits "$G" "$T/ids.out"
 sed 's/.*"logits":\(\[[^]]*\]\),"scores":\(\[[^]]*\]\)}$/\1 \2/' "$T/ids.out" | awk '{if (NF != 2 || $1 != $2) bad = 1} END {exit bad}'
-t_eq "scores == logits without an activation" "$?" 0
+t_eq "scores == logits with --activation none" "$?" 0
 # the same pairs from text: the tokenizer's pair template
 sed 's/, "input_ids".*$/}/' "$G" > "$T/text.jsonl"
 t_nogrep "text input has no input_ids" input_ids "$T/text.jsonl"
@@ -58,7 +58,9 @@ printf '{"activation_fn": "torch.nn.modules.activation.Sigmoid"}\n' > "$T/ce-sig
 emb-rerank -m "$T/ce-sig" -j 2 "$T/pairs.jsonl" > "$T/sig2.out"
 t_ok "activation_fn in config_sentence_transformers.json is the default" cmp -s "$T/sig.out" "$T/sig2.out"
 emb-rerank -m "$T/ce-sig" -j 2 --activation none "$T/pairs.jsonl" > "$T/none.out"
-t_ok "--activation none overrides it" cmp -s "$T/none.out" "$T/pairs.out"
+emb-rerank -m "$CE" -j 2 --activation none "$T/pairs.jsonl" > "$T/pairs-none.out"
+t_ok "--activation none overrides it" cmp -s "$T/none.out" "$T/pairs-none.out"
+t_ok "one label, nothing declared: sigmoid (as CrossEncoder)" cmp -s "$T/sig.out" "$T/pairs.out"
 rm "$T/ce-sig/config_sentence_transformers.json"
 sed 's/^{/{"sentence_transformers": {"activation_fn": "torch.nn.modules.activation.Sigmoid"}, /' "$CE/config.json" > "$T/ce-sig/config.json"
 emb-rerank -m "$T/ce-sig" -j 2 "$T/pairs.jsonl" > "$T/sig3.out"
@@ -67,6 +69,51 @@ printf '{"activation_fn": "torch.nn.modules.activation.Mish"}\n' > "$T/ce-sig/co
 emb-rerank -m "$T/ce-sig" "$T/pairs.jsonl" > /dev/null 2> "$T/err"; s=$?
 t_eq "unknown activation_fn: exit 3" "$s" 3
 t_grep "... names the file" "config_sentence_transformers.json.*Mish" "$T/err"
+
+# every case of test/data/ce-activation (README there): the model's
+# config files as the case says, scores == activation(logits)
+# (1 label: ce-minilm-l6; 3 labels: the NLI variant built below)
+ce_cases() {
+	for cd in "$D"/ce-activation/*/; do
+		c=$(basename "$cd")
+		[ "$(cat "$cd/labels")" = "$1" ] || continue
+		m="$T/case-$c"
+		rm -rf "$m"; mkdir -p "$m"
+		for f in "$2"/*; do
+			case ${f##*/} in config.json|config_sentence_transformers.json) ;;
+			*) ln -s "$f" "$m/" ;; esac
+		done
+		if [ -f "$cd/config.members" ]; then
+			sed "1s/^{/{$(sed 's/[\/&]/\\&/g' "$cd/config.members"), /" "$2/config.json" > "$m/config.json"
+		else
+			cp "$2/config.json" "$m/config.json"
+		fi
+		[ -f "$cd/config_sentence_transformers.json" ] &&
+			cp "$cd/config_sentence_transformers.json" "$m/"
+		want=$(cat "$cd/expect")
+		emb-rerank -m "$m" -j 2 --logits "$T/pairs.jsonl" > "$T/case.out" 2> "$T/case.err"; s=$?
+		if [ "$want" = error ]; then
+			t_eq "activation case $c: exit 3" "$s" 3
+			t_grep "activation case $c: names the field" "config.json.*activation_fn" "$T/case.err"
+			continue
+		fi
+		t_eq "activation case $c: exit 0" "$s$(cat "$T/case.err")" 0
+		sed 's/.*"logits":\[\([^]]*\)\],"scores":\[\([^]]*\)\].*/\1 \2/' "$T/case.out" |
+		awk -v act="$want" '{
+			n = split($1, l, ","); m = split($2, sc, ",")
+			if (n != m || n == 0) { bad = 1; next }
+			mx = l[1]; for (i = 2; i <= n; i++) if (l[i] > mx) mx = l[i]
+			z = 0; for (i = 1; i <= n; i++) z += exp(l[i] - mx)
+			for (i = 1; i <= n; i++) {
+				w = act == "sigmoid" ? 1 / (1 + exp(-l[i])) : act == "softmax" ? exp(l[i] - mx) / z : l[i]
+				d = w - sc[i]; if (d < 0) d = -d
+				if (d > 1e-6) bad = 1
+			}
+		} END { exit bad + (NR == 0) }'
+		t_eq "activation case $c: scores are $want(logits)" "$?" 0
+	done
+}
+ce_cases 1 "$CE"
 
 # errors
 printf '{"id":1,"query":"q","documents":"not a list"}\n{"id":2,"text":"a","text_pair":"b"}\n{"id":3,"query":"q"}\n' > "$T/bad.jsonl"
@@ -108,3 +155,4 @@ t_eq "--label 3 of 3: exit 2" "$s" 2
 emb-rerank -m "$T/nli/model" -j 2 "$T/pairs.jsonl" > "$T/nli-raw.out"
 best=$(sed 's/.*"scores":\[\([^]]*\)\]}$/\1/' "$T/nli-raw.out" | cut -d, -f3 | sort -gr | head -1)
 t_grep "--label 2 ranks by the third label" "\"results\":\[{\"index\":[0-9]*,\"score\":$best}" "$T/nli-rank.out"
+ce_cases 3 "$T/nli/model"

@@ -204,7 +204,7 @@ int FUZZ_ENTRY(config)(const uint8_t *data, size_t size)
 	if (emb_st_config_load_text(&st, dir, &err) == 0)
 		emb_st_config_release(&st);
 	emb_default_max_length(dir, NULL, &err);
-	emb_activation_default(&act, dir, &err);
+	emb_activation_default(&act, dir, 1, &err);
 	run_model();
 	return 0;
 }

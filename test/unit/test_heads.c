@@ -331,6 +331,90 @@ Test(heads, rank_and_activation)
 	cr_expect(fabsf(sig[1] - 0.7310586f) < 1e-6f);
 }
 
+/* the first line of FILE in case dir CASE (new) or NULL */
+static char *case_file(const char *cdir, const char *name)
+{
+	char *p = tu_path("%s/%s", cdir, name);
+	char *s = tu_slurp(p, NULL);
+
+	free(p);
+	if (s)
+		s[strcspn(s, "\n")] = 0;
+	return s;
+}
+
+/*
+ * Every case of test/data/ce-activation: a config.json (architectures,
+ * the case's members) and config_sentence_transformers.json in a fresh
+ * directory; emb_activation_default must give the case's "expect".
+ */
+Test(heads, activation_default_cases)
+{
+	static const char *const cases[] = {
+		"none-1label", "none-3labels", "st-json", "st-config", "legacy",
+		"legacy-3labels", "legacy-softmax", "st-before-legacy",
+		"st-null-skips-legacy", "st-json-first", "st-json-null",
+		"untrusted-path", "unsupported",
+	};
+	char *dir = tu_path("%s/test/tmp/units/ce-activation", tu_top());
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *cdir = tu_path("%s/test/data/ce-activation/%s", tu_top(),
+		                     cases[i]);
+		char *labels = case_file(cdir, "labels");
+		char *expect = case_file(cdir, "expect");
+		char *members = case_file(cdir, "config.members");
+		char *stj = tu_path("%s/config_sentence_transformers.json", cdir);
+		char *stcfg = tu_slurp(stj, NULL);
+		char *p;
+		FILE *f;
+		emb_err err = { "" };
+		int act = -7, rc;
+
+		cr_assert(labels && expect, "%s: labels and expect", cases[i]);
+		tu_rm_rf(dir);
+		p = tu_path("%s/test/tmp", tu_top());
+		mkdir(p, 0777);
+		free(p);
+		p = tu_path("%s/test/tmp/units", tu_top());
+		mkdir(p, 0777);
+		free(p);
+		cr_assert_eq(mkdir(dir, 0777), 0, "%s: %s", dir, strerror(errno));
+		p = tu_path("%s/config.json", dir);
+		cr_assert(f = fopen(p, "w"));
+		fprintf(f, "{%s%s\"architectures\": [\"BertForSequenceClassification\"]}\n",
+		        members ? members : "", members ? ", " : "");
+		fclose(f);
+		free(p);
+		if (stcfg) {
+			p = tu_path("%s/config_sentence_transformers.json", dir);
+			cr_assert(f = fopen(p, "w"));
+			fputs(stcfg, f);
+			fclose(f);
+			free(p);
+		}
+		rc = emb_activation_default(&act, dir, atoi(labels), &err);
+		if (!strcmp(expect, "error")) {
+			cr_expect_eq(rc, -1, "%s: want an error", cases[i]);
+			cr_expect(strstr(err.msg, "config.json") != NULL, "%s: %s",
+			          cases[i], err.msg);
+		} else {
+			cr_expect_eq(rc, 0, "%s: %s", cases[i], err.msg);
+			cr_expect_eq(act, emb_activation_parse(expect),
+			             "%s: got %s, want %s", cases[i],
+			             emb_activation_name(act), expect);
+		}
+		free(labels);
+		free(expect);
+		free(members);
+		free(stj);
+		free(stcfg);
+		free(cdir);
+	}
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* vq.ranges.json -> mins, maxs (dim) */
 static int read_ranges(float **mins, float **maxs)
 {

@@ -91,7 +91,7 @@ Test(hub, cache_lookup)
 	resolve_fail("org/name@v9", "refs/v9");
 	resolve_fail("org/name@broken", "names commit nothere");
 	resolve_fail("org/missing", "models--org--missing");
-	resolve_fail("org/missing", "scripts/fetch-model org/missing");
+	resolve_fail("org/missing", "emb-fetch org/missing");
 	resolve_fail("../etc", "no such model directory");
 	resolve_fail("org/..", "not a Hub model id");
 	resolve_fail("org/name@../../x", "bad revision");

@@ -1,0 +1,187 @@
+/*
+ * st/embed.h - text in, sentence embedding out, as sentence-transformers'
+ * SentenceTransformer.encode does it: the text front end (prompts,
+ * do_lower_case, the default max length), Pooling, Dense, Normalize and
+ * Matryoshka truncation, and emb_embedder, which strings them together
+ * with the model.  emb-encode --pool, emb-tokenize, emb-rerank and
+ * emb-pool use the pieces; programs outside use emb_embedder through
+ * lib/emb.h.  Layer st: includes base, io, tok and nn.
+ */
+#ifndef EMB_ST_EMBED_H
+#define EMB_ST_EMBED_H
+
+#include "base/base.h"
+#include "io/io.h"
+#include "tok/tok.h"
+#include "nn/nn.h"
+
+/* ------------------------------------------------------------------ */
+/* the text front end                                                  */
+
+/* text -> tokens the way emb-tokenize, emb-encode and emb_embedder share */
+typedef struct emb_text_tok {
+	emb_tokenizer *tok;     /* new (emb_text_tok_release) */
+	emb_st_config st;
+	emb_tok_opts opts;      /* max_length: the effective maximum */
+	char *prompt;           /* NULL: no prompt */
+	size_t prompt_len;
+	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
+	int lower;              /* sentence_bert_config do_lower_case */
+	/* optional: records tokenized beforehand (the windows of --chunk):
+	 * emb_text_tok_record asks this first; 1: it filled enc and
+	 * *prompt_length from REC, 0: not such a record, -1 (err) */
+	int (*pretok)(void *ctx, emb_encoding *enc, size_t *prompt_length,
+	              const emb_record *rec, emb_err *err);
+	void *pretok_ctx;       /* borrowed */
+} emb_text_tok;
+
+/* what the caller asks of the front end (the emb-* text options) */
+typedef struct emb_text_opts {
+	long max_length;        /* > 0: this maximum; otherwise the model's */
+	int no_truncate;        /* 1: no maximum at all */
+	const char *prompt;     /* borrowed: this prompt text, or NULL */
+	const char *prompt_name; /* borrowed: this named prompt, or NULL */
+	int no_prompt;          /* 1: not the model's default prompt */
+	int tok_only;           /* 1: read only what tokenizing needs
+	                           (emb_st_config_load_text: no modules.json) */
+} emb_text_opts;
+
+enum {
+	EMB_TEXT_BAD_OPTION = -2, /* emb_text_tok_init: an option the model
+	                             refuses (unknown prompt name, a
+	                             max_length above the model's limit) */
+};
+
+/*
+ * Load the tokenizer and sentence-transformers config from DIR and apply
+ * O (NULL: the model's defaults).  MODEL_MAX: the model's own limit
+ * (emb_model_max_positions; 0: none): the default max length is capped
+ * by it and an explicit o->max_length above it is refused.  0; -1 (err)
+ * when a file cannot be loaded; EMB_TEXT_BAD_OPTION (err) for an option
+ * the model refuses.  t is released on failure.
+ */
+int emb_text_tok_init(emb_text_tok *t, const char *dir,
+                      const emb_text_opts *o, int model_max, emb_err *err);
+void emb_text_tok_release(emb_text_tok *t);
+/* Default max length of the model in DIR (spec: sentence_bert_config
+ * max_seq_length, else tokenizer model_max_length if < 1e6, capped by
+ * config.json max_position_embeddings); 0 when unknown */
+int emb_default_max_length(const char *dir, const emb_st_config *st,
+                           emb_err *err);
+/* tokenize TEXT (LEN bytes) and PAIR (NULL: none) with the prompt
+ * prepended and do_lower_case applied; *prompt_length: 0 when no prompt
+ * was applied */
+int emb_text_tok_text(emb_encoding *enc, size_t *prompt_length,
+                      const emb_text_tok *t, const char *text, size_t len,
+                      const char *pair, size_t pair_len, emb_err *err);
+/* the same for the record's "text" (+ "text_pair") */
+int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
+                        const emb_text_tok *t, const emb_record *rec,
+                        emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* pooling and the modules after it                                    */
+
+/* pooling as emb-encode --pool and emb-pool apply it */
+typedef struct emb_pool_spec {
+	unsigned modes;         /* emb_pool_mode bits */
+	int normalize;          /* Normalize module (or --normalize) */
+	int dim;                /* --dim (Matryoshka), 0: keep all */
+	int include_prompt;     /* 0: skip prompt_length leading tokens */
+	int in_dim;             /* expected hidden size, 0: any */
+	const emb_dense *dense; /* borrowed: applied after pooling, before
+	                           Normalize */
+	size_t n_dense;
+	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
+	                           Dense modules: nomic's Matryoshka recipe */
+} emb_pool_spec;
+
+/*
+ * The model's own spec from its sentence-transformers config ST:
+ * Pooling modes (mean when it has no Pooling module), Normalize,
+ * include_prompt, the Dense modules (borrowed from ST).  NORMALIZE -1:
+ * the model's Normalize module, else 0 or 1; DIM: Matryoshka (0: all).
+ */
+void emb_pool_spec_model(emb_pool_spec *p, const emb_st_config *st,
+                         int normalize, int dim);
+/* width of the vectors P gives for hidden size D (0 when invalid) */
+int emb_pool_spec_dim(const emb_pool_spec *p, int d);
+
+/*
+ * tok (n, d) -> *out (new, free()) of *outn values: pooling (leaving out
+ * the first PROMPT_LENGTH rows when p->include_prompt is 0), the Dense
+ * modules, Normalize,
+ * then with dim: keep the first dim values and L2-normalize.
+ */
+int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
+                   const float *tok, int n, int d, int prompt_length,
+                   emb_err *err);
+/* the record's "prompt_length" (0 when absent) */
+int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
+
+/* ------------------------------------------------------------------ */
+/* emb_embedder: the public API of lib/emb.h                            */
+/* (the block between the two markers is copied verbatim into lib/emb.h;
+ * test/cli/96-install.sh checks that they are equal) */
+
+/* public-api-begin */
+typedef struct emb_embedder emb_embedder;
+
+typedef struct emb_embedder_opts {
+	int threads;            /* 0: all online cores */
+	long max_length;        /* > 0: at most this many tokens per text (at
+	                           most the model's limit); 0: the model's
+	                           default; -1: no truncation */
+	const char *prompt;     /* borrowed: prepended to every text; NULL:
+	                           prompt_name, else the model's default */
+	const char *prompt_name; /* borrowed: a prompt of the model's
+	                           config_sentence_transformers.json */
+	int no_prompt;          /* 1: not even the model's default prompt */
+	int normalize;          /* -1: the model's Normalize module; 0: off;
+	                           1: on */
+	int dim;                /* > 0: keep the first dim values, then
+	                           L2-normalize (Matryoshka); 0: all */
+} emb_embedder_opts;
+
+/* the defaults: everything as the model's sentence-transformers
+ * configuration says (emb-encode --pool with no other option) */
+void emb_embedder_opts_init(emb_embedder_opts *o);
+/*
+ * Load the model in directory DIR: its tokenizer, config.json and
+ * weights (mmapped), and its sentence-transformers modules (Pooling,
+ * Dense, Normalize, prompts, max_seq_length, do_lower_case).  O may be
+ * NULL (the defaults).  0, or -1 with a one-line message in ERR (ERRSZ
+ * bytes, may be NULL) naming the file and field.  *out: new,
+ * emb_embedder_free.
+ */
+int emb_embedder_load(emb_embedder **out, const char *dir,
+                      const emb_embedder_opts *o, char *err, size_t errsz);
+void emb_embedder_free(emb_embedder *e);
+/* floats per embedding */
+int emb_embedder_dim(const emb_embedder *e);
+/* the effective max length in tokens (prompt and special tokens
+ * included); 0: no truncation */
+int emb_embedder_max_length(const emb_embedder *e);
+/*
+ * Embed N texts (UTF-8; LENS[i] bytes each, or NUL-terminated when LENS
+ * is NULL) into OUT (N rows of emb_embedder_dim floats), exactly as
+ * `emb-encode --pool` does from {"text": ...} records: prompt,
+ * do_lower_case, truncation, the model, Pooling, Dense, Normalize, dim.
+ * Results do not depend on N or on the thread count.  0, or -1 with
+ * ERR naming the text (by index) that failed; OUT is then undefined.
+ * Not reentrant: one call at a time per embedder.
+ */
+int emb_embed(emb_embedder *e, float *out, const char *const *texts,
+              const size_t *lens, size_t n, char *err, size_t errsz);
+/*
+ * The token ids emb_embed runs for TEXT (LEN bytes, prompt included):
+ * *ids new (free()), *n of them.  0, or -1 (ERR).
+ */
+int emb_embedder_tokenize(const emb_embedder *e, int32_t **ids, size_t *n,
+                          const char *text, size_t len, char *err,
+                          size_t errsz);
+/* the library's version, "0.1.0" */
+const char *emb_version(void);
+/* public-api-end */
+
+#endif /* EMB_ST_EMBED_H */
