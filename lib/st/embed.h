@@ -120,68 +120,9 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
 
 /* ------------------------------------------------------------------ */
-/* emb_embedder: the public API of lib/emb.h                            */
-/* (the block between the two markers is copied verbatim into lib/emb.h;
- * test/cli/96-install.sh checks that they are equal) */
-
-/* public-api-begin */
-typedef struct emb_embedder emb_embedder;
-
-typedef struct emb_embedder_opts {
-	int threads;            /* 0: all online cores */
-	long max_length;        /* > 0: at most this many tokens per text (at
-	                           most the model's limit); 0: the model's
-	                           default; -1: no truncation */
-	const char *prompt;     /* borrowed: prepended to every text; NULL:
-	                           prompt_name, else the model's default */
-	const char *prompt_name; /* borrowed: a prompt of the model's
-	                           config_sentence_transformers.json */
-	int no_prompt;          /* 1: not even the model's default prompt */
-	int normalize;          /* -1: the model's Normalize module; 0: off;
-	                           1: on */
-	int dim;                /* > 0: keep the first dim values, then
-	                           L2-normalize (Matryoshka); 0: all */
-} emb_embedder_opts;
-
-/* the defaults: everything as the model's sentence-transformers
- * configuration says (emb-encode --pool with no other option) */
-void emb_embedder_opts_init(emb_embedder_opts *o);
-/*
- * Load the model in directory DIR: its tokenizer, config.json and
- * weights (mmapped), and its sentence-transformers modules (Pooling,
- * Dense, Normalize, prompts, max_seq_length, do_lower_case).  O may be
- * NULL (the defaults).  0, or -1 with a one-line message in ERR (ERRSZ
- * bytes, may be NULL) naming the file and field.  *out: new,
- * emb_embedder_free.
- */
-int emb_embedder_load(emb_embedder **out, const char *dir,
-                      const emb_embedder_opts *o, char *err, size_t errsz);
-void emb_embedder_free(emb_embedder *e);
-/* floats per embedding */
-int emb_embedder_dim(const emb_embedder *e);
-/* the effective max length in tokens (prompt and special tokens
- * included); 0: no truncation */
-int emb_embedder_max_length(const emb_embedder *e);
-/*
- * Embed N texts (UTF-8; LENS[i] bytes each, or NUL-terminated when LENS
- * is NULL) into OUT (N rows of emb_embedder_dim floats), exactly as
- * `emb-encode --pool` does from {"text": ...} records: prompt,
- * do_lower_case, truncation, the model, Pooling, Dense, Normalize, dim.
- * Results do not depend on N or on the thread count.  0, or -1 with
- * ERR naming the text (by index) that failed; OUT is then undefined.
- * Not reentrant: one call at a time per embedder.
- */
-int emb_embed(emb_embedder *e, float *out, const char *const *texts,
-              const size_t *lens, size_t n, char *err, size_t errsz);
-/*
- * The token ids emb_embed runs for TEXT (LEN bytes, prompt included):
- * *ids new (free()), *n of them.  0, or -1 (ERR).
- */
-int emb_embedder_tokenize(const emb_embedder *e, int32_t **ids, size_t *n,
-                          const char *text, size_t len, char *err,
-                          size_t errsz);
-/* the library's version, "0.1.0" */
-const char *emb_version(void);
-/* public-api-end */
+/* emb_embedder: the public API, declared in lib/emb.h (a header without
+ * dependencies, the one programs outside emb include); implemented in
+ * embed.c                                                              */
+#include "emb.h"
 
 #endif /* EMB_ST_EMBED_H */
