@@ -42,11 +42,11 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o
 
-all: lib/libemb.a $(BINS) $(SCRIPT_BINS) $(TEST_TOOLS)
-
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
 SCRIPT_BINS = cmd/emb-fetch
+all: lib/libemb.a $(BINS) $(SCRIPT_BINS) $(TEST_TOOLS)
+
 cmd/emb-fetch: scripts/fetch-model
 	cp -f scripts/fetch-model $@
 	chmod 755 $@

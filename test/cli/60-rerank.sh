@@ -81,7 +81,11 @@ ce_cases() {
 		rm -rf "$m"; mkdir -p "$m"
 		for f in "$2"/*; do
 			case ${f##*/} in config.json|config_sentence_transformers.json) ;;
-			*) ln -s "$f" "$m/" ;; esac
+			*) # hard links: a symbolic link out of the model
+			   # directory is refused (emb(7) SECURITY)
+			   if [ -d "$f" ]; then cp -R "$f" "$m/"
+			   else ln "$f" "$m/" 2> /dev/null || cp "$f" "$m/"; fi ;;
+			esac
 		done
 		if [ -f "$cd/config.members" ]; then
 			sed "1s/^{/{$(sed 's/[\/&]/\\&/g' "$cd/config.members"), /" "$2/config.json" > "$m/config.json"
