@@ -56,9 +56,12 @@ fhdr="test/fuzz/fuzz.h test/fuzz/fuzz_tok.h"
 		kernels_i8) flags="$KFL" ;;
 		*) flags="$CFL -fsanitize=fuzzer-no-link" ;;
 		esac
-		echo "$B/obj/$b.o: $src $hdr"
+		# one object per source: lib/st/rerank.c and lib/tool/rerank.c
+		# both exist, so the name carries the folder (st_rerank.o)
+		ob=$(printf '%s' "${o%.o}" | sed 's|^lib/||; s|/|_|g')
+		echo "$B/obj/$ob.o: $src $hdr"
 		printf '\t%s\n' "$CC $flags -c -o \$@ $src"
-		objs="$objs $B/obj/$b.o"
+		objs="$objs $B/obj/$ob.o"
 	done
 	echo "$B/libemb-fuzz.a:$objs"
 	printf '\t%s\n' "rm -f \$@ && ar rcs \$@$objs"
