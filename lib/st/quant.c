@@ -137,7 +137,7 @@ void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
 /* ------------------------------------------------------------------ */
 /* quantized checkpoints                                               */
 
-static uint16_t f32_to_f16(float f)
+uint16_t emb_f32_to_f16(float f)
 {
 	uint32_t x, sign, man, h, rem;
 	int32_t e;
@@ -230,7 +230,7 @@ static int f16_range_check(const emb_safetensors *st, emb_err *err)
 			break;
 		}
 		for (size_t k = 0; k < cnt; k++) {
-			uint16_t v = f32_to_f16(buf[k]);
+			uint16_t v = emb_f32_to_f16(buf[k]);
 			if ((v & 0x7c00) == 0x7c00) {
 				rc = emb_err_set(err, "%s: tensor '%s': element %zu "
 				                 "is outside the f16 range "
@@ -383,7 +383,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		} else {
 			unsigned char *o = obuf;
 			for (size_t k = 0; k < cnt; k++) {
-				uint16_t v = f16 ? f32_to_f16(buf[k]) : f32_to_bf16(buf[k]);
+				uint16_t v = f16 ? emb_f32_to_f16(buf[k]) : f32_to_bf16(buf[k]);
 				o[2 * k] = (unsigned char)(v & 0xff);
 				o[2 * k + 1] = (unsigned char)(v >> 8);
 			}

@@ -111,40 +111,6 @@ void emb_index_free(emb_index *ix)
 }
 
 /* ------------------------------------------------------------------ */
-/* conversions                                                         */
-
-static uint16_t f32_to_f16(float f)
-{
-	uint32_t x, sign, man, h, rem;
-	int32_t e;
-
-	memcpy(&x, &f, 4);
-	sign = (x >> 16) & 0x8000;
-	man = x & 0x7fffff;
-	if (((x >> 23) & 0xff) == 0xff)
-		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-	e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-	if (e >= 31)
-		return (uint16_t)(sign | 0x7c00);
-	if (e <= 0) {
-		int shift = 14 - e;
-		if (shift > 24)
-			return (uint16_t)sign;
-		man |= 0x800000;
-		h = man >> shift;
-		rem = man & ((1u << shift) - 1);
-		if (rem > (1u << (shift - 1)) ||
-		    (rem == (1u << (shift - 1)) && (h & 1)))
-			h++;
-		return (uint16_t)(sign | h);
-	}
-	h = sign | ((uint32_t)e << 10) | (man >> 13);
-	rem = man & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;
-	return (uint16_t)h;
-}
-
 static inline float f16_to_f32(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
@@ -246,7 +212,7 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 				goto nomem;
 			for (size_t j = 0; j < n; j++)
 				for (int kk = 0; kk < dim; kk++)
-					m[j * dim + kk] = f32_to_f16(v[j * dim + kk]);
+					m[j * dim + kk] = emb_f32_to_f16(v[j * dim + kk]);
 			ix->f16 = m;
 		} else if (p == EMB_IX_INT8) {
 			int8_t *m = ix->own[slot++] = calloc(pn + 1, 1);
