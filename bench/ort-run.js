@@ -3,8 +3,9 @@
 // usage: ort-run.js ORT_DIR MODEL.onnx IDS.jsonl THREADS REPS [OUT_EMB.jsonl]
 //        ort-run.js ORT_DIR MODEL.onnx --lengths THREADS REPS B L1,L2,...
 // ORT_DIR holds node_modules/onnxruntime-node.  IDS.jsonl: {"input_ids": [...]}
-// per line.  Loop: sort by length (longest first), batches of 32 padded, mean
-// pool over the mask, L2 normalize (sentence-transformers' loop).  Prints one
+// per line; only the inputs the model has are fed (token_type_ids is
+// optional).  Loop: sort by length (longest first), batches of 32 padded,
+// mean pool over the mask, L2 normalize (sentence-transformers' loop).  Prints one
 // JSON line with the time of each repetition (after a warm-up on the two
 // longest batches).
 'use strict';
@@ -30,7 +31,9 @@ async function encode(sess, rows, keep) {
   const order = rows.map((r, i) => i).sort((a, b) => rows[b].length - rows[a].length);
   for (let s = 0; s < order.length; s += 32) {
     const idx = order.slice(s, s + 32), sel = idx.map(i => rows[i]);
-    const out = await sess.run(feeds(sel));
+    const f = feeds(sel);
+    for (const k of Object.keys(f)) if (!sess.inputNames.includes(k)) delete f[k];  // e.g. no token_type_ids
+    const out = await sess.run(f);
     const h = out.last_hidden_state.data, [B, S, D] = out.last_hidden_state.dims.map(Number);
     for (let b = 0; b < B; b++) {
       const v = new Float64Array(D), n = sel[b].length;
