@@ -110,3 +110,82 @@ int emb_cfg_bool(int *out, const json_t *cfg, const char *key, int def,
 	}
 	return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* fields every family reads                                           */
+
+int emb_cfg_dims(emb_model *m, const json_t *cfg, const char *hidden,
+                 const char *layers, const char *heads, const char *inter,
+                 int inter_def, emb_err *err)
+{
+	if (emb_cfg_int(&m->hidden, cfg, hidden, -1, 1, err) ||
+	    emb_cfg_int(&m->layers, cfg, layers, -1, 1, err) ||
+	    emb_cfg_int(&m->heads, cfg, heads, -1, 1, err) ||
+	    emb_cfg_int(&m->inter, cfg, inter, inter_def, 1, err) ||
+	    emb_cfg_int(&m->vocab, cfg, "vocab_size", -1, 1, err))
+		return -1;
+	m->net.kv_heads = m->heads;
+	return 0;
+}
+
+int emb_cfg_head_dim(emb_model *m, const char *hkey, const char *nkey,
+                     emb_err *err)
+{
+	if (m->hidden % m->heads)
+		return emb_err_set(err, "config.json: field '%s' (%d) must be a "
+		                   "multiple of '%s' (%d)", hkey, m->hidden, nkey,
+		                   m->heads);
+	m->head_dim = m->hidden / m->heads;
+	m->net.scale = 1.0f / sqrtf((float)m->head_dim);
+	return 0;
+}
+
+int emb_cfg_decoder(emb_model *m, const json_t *cfg, emb_err *err)
+{
+	emb_net *d = &m->net;
+	const json_t *v;
+	float theta;
+
+	if (emb_cfg_dims(m, cfg, "hidden_size", "num_hidden_layers",
+	                 "num_attention_heads", "intermediate_size", -1, err))
+		return -1;
+	if (emb_cfg_int(&d->kv_heads, cfg, "num_key_value_heads", m->heads, 1,
+	                err) ||
+	    emb_cfg_int(&m->max_pos, cfg, "max_position_embeddings", -1, 1, err) ||
+	    emb_cfg_float(&m->eps, cfg, "rms_norm_eps", 1e-6, err) ||
+	    emb_cfg_float(&theta, cfg, "rope_theta", 10000, err) ||
+	    emb_cfg_bool(&d->bias_qkv, cfg, "attention_bias", 0, err))
+		return -1;
+	if (m->hidden % m->heads && !json_object_get(cfg, "head_dim"))
+		return emb_err_set(err, "config.json: missing field 'head_dim'");
+	if (emb_cfg_int(&m->head_dim, cfg, "head_dim", m->hidden / m->heads, 2,
+	                err))
+		return -1;
+	if (m->head_dim % 2 || m->head_dim > 1024)
+		return emb_err_set(err, "config.json: field 'head_dim' (%d) must be "
+		                   "even and at most 1024", m->head_dim);
+	if (m->heads % d->kv_heads)
+		return emb_err_set(err, "config.json: field 'num_attention_heads' "
+		                   "(%d) must be a multiple of 'num_key_value_heads' "
+		                   "(%d)", m->heads, d->kv_heads);
+	v = json_object_get(cfg, "rope_scaling");
+	if (v && !json_is_null(v))
+		return emb_err_set(err, "config.json: field 'rope_scaling' is not "
+		                   "supported (supported: null)");
+	if (!(theta > 0))
+		return emb_err_set(err, "config.json: field 'rope_theta' must be "
+		                   "positive");
+	if (!(m->eps >= 0))
+		return emb_err_set(err, "config.json: field 'rms_norm_eps' must not "
+		                   "be negative");
+	d->scale = 1.0f / sqrtf((float)m->head_dim);
+	emb_rope_inv_freq(d->inv_global, m->head_dim, theta);
+	d->place = EMB_PLACE_PRE;
+	d->ffn = EMB_FFN_GLU;
+	d->pos = EMB_POS_ROPE;
+	d->norm_kind = EMB_NORM_RMS;
+	d->bias_o = d->bias_qkv;
+	m->type_vocab = 2;      /* token_type_ids are accepted and ignored */
+	m->usable_pos = m->max_pos;
+	return emb_net_layers(m, err);
+}
