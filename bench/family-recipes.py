@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/family-recipes.py FIXTURES_DIR OUT_DIR
+"""bench/family-recipes.py FIXTURES_DIR OUT_DIR [LAYERS]
 
 Write full-size synthetic recipes for the families benchmark from the
 tiny fixtures' recipes: coderank-tiny scaled to the CodeRankEmbed /
@@ -41,7 +41,10 @@ def main():
         c = r["files"]["config.json"]
         h, i, L = c[hk], c[ik], c[lk]
         H, I, NL = cfg[hk], cfg[ik], cfg[lk]
+        if len(sys.argv) > 3:
+            NL = int(sys.argv[3])
         c.update(cfg)
+        c[lk] = NL
         pool = r["files"].get("1_Pooling/config.json")
         if pool:
             for k in ("word_embedding_dimension", "embedding_dimension"):
