@@ -239,58 +239,43 @@ static int distil_head(emb_model *m, emb_err *err)
 	return head_load(m, &heads_distil, 1e-12f, err);
 }
 
-static const char *const bert_prefixes[] = { "", "bert.", "model.", NULL };
-static const char *const roberta_prefixes[] = { "", "roberta.", "model.",
-                                                NULL };
-static const char *const distil_prefixes[] = { "", "distilbert.", "model.",
-                                               NULL };
-static const char *const mpnet_prefixes[] = { "", "mpnet.", "model.", NULL };
-
-static const char *const bert_archs[] = {
-	"BertModel", "BertForMaskedLM", "BertForPreTraining",
-	"BertForSequenceClassification", "BertForTokenClassification",
-	"BertForNextSentencePrediction", "BertForMultipleChoice",
-	"BertForQuestionAnswering", "BertLMHeadModel", NULL,
-};
-static const char *const roberta_archs[] = {
-	"RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification",
-	"XLMRobertaModel", "XLMRobertaForMaskedLM",
-	"XLMRobertaForSequenceClassification", "CamembertModel", NULL,
-};
-static const char *const distil_archs[] = {
-	"DistilBertModel", "DistilBertForMaskedLM",
-	"DistilBertForSequenceClassification", NULL,
-};
-static const char *const mpnet_archs[] = {
-	"MPNetModel", "MPNetForMaskedLM", "MPNetForSequenceClassification", NULL,
-};
-static const emb_model_type bert_types[] = { { "bert", "BertModel" }, { 0 } };
-static const emb_model_type roberta_types[] = {
-	{ "roberta", "RobertaModel" }, { "xlm-roberta", "XLMRobertaModel" },
-	{ 0 },
-};
-static const emb_model_type distil_types[] = {
-	{ "distilbert", "DistilBertModel" }, { 0 },
-};
-static const emb_model_type mpnet_types[] = { { "mpnet", "MPNetModel" },
-                                              { 0 } };
-
-#define BERT_FAMILY(nm, pre, cfg, tab, hd) \
-	.name = nm, .archs = pre##_archs, .types = pre##_types, \
-	.prefixes = pre##_prefixes, .probe = "embeddings.word_embeddings.weight", \
-	.config = cfg, .names = tab, .head = hd
+/* the encoder's tensor prefixes: none, the family's, "model." */
+#define BERT_FAMILY(nm, cfg, tab, hd, pre) \
+	.name = nm, .config = cfg, .names = tab, .head = hd, \
+	.probe = "embeddings.word_embeddings.weight", \
+	.prefixes = EMB_LIST("", pre, "model.")
 
 const emb_family emb_family_bert = {
-	BERT_FAMILY("bert", bert, bert_config, &names_bert, bert_head),
+	BERT_FAMILY("bert", bert_config, &names_bert, bert_head, "bert."),
+	.archs = EMB_LIST("BertModel", "BertForMaskedLM", "BertForPreTraining",
+	                  "BertForSequenceClassification",
+	                  "BertForTokenClassification",
+	                  "BertForNextSentencePrediction",
+	                  "BertForMultipleChoice", "BertForQuestionAnswering",
+	                  "BertLMHeadModel"),
+	.types = EMB_TYPES({ "bert", "BertModel" }),
 };
 const emb_family emb_family_roberta = {
-	BERT_FAMILY("roberta", roberta, roberta_config, &names_bert,
-	            roberta_head),
+	BERT_FAMILY("roberta", roberta_config, &names_bert, roberta_head,
+	            "roberta."),
+	.archs = EMB_LIST("RobertaModel", "RobertaForMaskedLM",
+	                  "RobertaForSequenceClassification", "XLMRobertaModel",
+	                  "XLMRobertaForMaskedLM",
+	                  "XLMRobertaForSequenceClassification",
+	                  "CamembertModel"),
+	.types = EMB_TYPES({ "roberta", "RobertaModel" },
+	                   { "xlm-roberta", "XLMRobertaModel" }),
 };
 const emb_family emb_family_distilbert = {
-	BERT_FAMILY("distilbert", distil, distilbert_config, &names_distil,
-	            distil_head),
+	BERT_FAMILY("distilbert", distilbert_config, &names_distil, distil_head,
+	            "distilbert."),
+	.archs = EMB_LIST("DistilBertModel", "DistilBertForMaskedLM",
+	                  "DistilBertForSequenceClassification"),
+	.types = EMB_TYPES({ "distilbert", "DistilBertModel" }),
 };
 const emb_family emb_family_mpnet = {
-	BERT_FAMILY("mpnet", mpnet, mpnet_config, &names_mpnet, roberta_head),
+	BERT_FAMILY("mpnet", mpnet_config, &names_mpnet, roberta_head, "mpnet."),
+	.archs = EMB_LIST("MPNetModel", "MPNetForMaskedLM",
+	                  "MPNetForSequenceClassification"),
+	.types = EMB_TYPES({ "mpnet", "MPNetModel" }),
 };

@@ -36,14 +36,11 @@ static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 		return emb_err_set(err, "config.json: field "
 		                   "'use_bidirectional_attention' must be true (emb "
 		                   "runs Gemma 3 as a bidirectional encoder)");
-	v = json_object_get(cfg, "attn_logit_softcapping");
-	if (v && !json_is_null(v))
-		return emb_err_set(err, "config.json: field 'attn_logit_softcapping' "
-		                   "is not supported (supported: null)");
-	if (!(qpas > 0) || !(local > 0))
-		return emb_err_set(err, "config.json: field '%s' must be positive",
-		                   qpas > 0 ? "rope_local_base_freq" :
-		                   "query_pre_attn_scalar");
+	if (emb_cfg_null(cfg, "attn_logit_softcapping", "", err))
+		return -1;
+	if (emb_cfg_positive(qpas, "query_pre_attn_scalar", err) ||
+	    emb_cfg_positive(local, "rope_local_base_freq", err))
+		return -1;
 	if (lt && !json_is_null(lt)) {
 		if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
 			return emb_err_set(err, "config.json: field 'layer_types' must "
@@ -73,29 +70,15 @@ static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 }
 
 static const emb_net_names gemma3_names = {
-	.word = "embed_tokens.weight", .final_norm = "norm",
-	.layer = "layers.%d.",
-	.q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
-	.o = "self_attn.o_proj", .up = "mlp.gate_proj", .up2 = "mlp.up_proj",
-	.down = "mlp.down_proj", .attn_norm = "input_layernorm",
+	EMB_DECODER_NAMES,
 	.post_attn = "post_attention_layernorm",
 	.ffn_norm = "pre_feedforward_layernorm",
 	.post_ffn = "post_feedforward_layernorm",
-	.q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
-};
-
-static const char *const gemma_prefixes[] = { "", "model.", NULL };
-static const char *const gemma_archs[] = { "Gemma3TextModel", NULL };
-static const emb_model_type gemma_types[] = {
-	{ "gemma3_text", "Gemma3TextModel" }, { 0 },
 };
 
 const emb_family emb_family_gemma3 = {
-	.name = "gemma3_text",
-	.archs = gemma_archs,
-	.types = gemma_types,
-	.prefixes = gemma_prefixes,
-	.probe = "embed_tokens.weight",
-	.config = gemma3_config,
-	.names = &gemma3_names,
+	.name = "gemma3_text", .config = gemma3_config, .names = &gemma3_names,
+	.archs = EMB_LIST("Gemma3TextModel"),
+	.types = EMB_TYPES({ "gemma3_text", "Gemma3TextModel" }),
+	.prefixes = EMB_LIST("", "model."), .probe = "embed_tokens.weight",
 };

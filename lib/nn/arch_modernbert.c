@@ -39,13 +39,11 @@ static int mb_config(emb_model *m, const json_t *cfg, emb_err *err)
 	    emb_cfg_bool(&d->norm_bias, cfg, "norm_bias", 0, err) ||
 	    emb_cfg_head_dim(m, "hidden_size", "num_attention_heads", err))
 		return -1;
-	if (m->head_dim % 2 || m->head_dim > 1024)
-		return emb_err_set(err, "config.json: head size %d must be even and "
-		                   "at most 1024", m->head_dim);
-	if (!(gtheta > 0) || !(ltheta > 0))
-		return emb_err_set(err, "config.json: field '%s' must be positive",
-		                   gtheta > 0 ? "local_rope_theta" :
-		                   "global_rope_theta");
+	if (emb_cfg_rope_dim(m, "head size ", "", err))
+		return -1;
+	if (emb_cfg_positive(gtheta, "global_rope_theta", err) ||
+	    emb_cfg_positive(ltheta, "local_rope_theta", err))
+		return -1;
 	if (!(m->eps >= 0))
 		return emb_err_set(err, "config.json: field 'norm_eps' must not be "
 		                   "negative");
@@ -78,19 +76,10 @@ static const emb_net_names mb_names = {
 	.ffn_norm = "mlp_norm",
 };
 
-static const char *const mb_prefixes[] = { "", "model.", NULL };
-static const char *const mb_archs[] = { "ModernBertModel",
-                                        "ModernBertForMaskedLM", NULL };
-static const emb_model_type mb_types[] = {
-	{ "modernbert", "ModernBertModel" }, { 0 },
-};
-
 const emb_family emb_family_modernbert = {
-	.name = "modernbert",
-	.archs = mb_archs,
-	.types = mb_types,
-	.prefixes = mb_prefixes,
+	.name = "modernbert", .config = mb_config, .names = &mb_names,
+	.archs = EMB_LIST("ModernBertModel", "ModernBertForMaskedLM"),
+	.types = EMB_TYPES({ "modernbert", "ModernBertModel" }),
+	.prefixes = EMB_LIST("", "model."),
 	.probe = "embeddings.tok_embeddings.weight",
-	.config = mb_config,
-	.names = &mb_names,
 };

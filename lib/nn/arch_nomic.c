@@ -60,7 +60,6 @@ static int nomic_config(emb_model *m, const json_t *cfg, emb_err *err)
 	nomic *w = calloc(1, sizeof(*w));
 	emb_net *d = &m->net;
 	const char *act;
-	const json_t *v;
 	float frac, base;
 	int x;
 
@@ -97,22 +96,15 @@ static int nomic_config(emb_model *m, const json_t *cfg, emb_err *err)
 		return emb_err_set(err, "config.json: field 'rotary_emb_fraction' "
 		                   "value %g is not supported (supported: 1.0)",
 		                   (double)frac);
-	v = json_object_get(cfg, "rotary_emb_scale_base");
-	if (v && !json_is_null(v))
-		return emb_err_set(err, "config.json: field 'rotary_emb_scale_base' "
-		                   "(xpos) is not supported (supported: null)");
-	if (!(base > 0))
-		return emb_err_set(err, "config.json: field 'rotary_emb_base' must "
-		                   "be positive");
+	if (emb_cfg_null(cfg, "rotary_emb_scale_base", " (xpos)", err) ||
+	    emb_cfg_positive(base, "rotary_emb_base", err))
+		return -1;
 	if (w->scaling != 0 && !(w->scaling >= 1))
 		return emb_err_set(err, "config.json: field 'rotary_scaling_factor' "
 		                   "must be at least 1");
-	if (emb_cfg_head_dim(m, "n_embd", "n_head", err))
+	if (emb_cfg_head_dim(m, "n_embd", "n_head", err) ||
+	    emb_cfg_rope_dim(m, "head size ", " (n_embd / n_head)", err))
 		return -1;
-	if (m->head_dim % 2 || m->head_dim > 1024)
-		return emb_err_set(err, "config.json: head size %d (n_embd / "
-		                   "n_head) must be even and at most 1024",
-		                   m->head_dim);
 	if (!(m->eps >= 0))
 		return emb_err_set(err, "config.json: field 'layer_norm_epsilon' "
 		                   "must not be negative");
@@ -139,21 +131,13 @@ static const emb_net_names nomic_names = {
 	.type = "embeddings.token_type_embeddings.weight", .emb_norm = "emb_ln",
 	.layer = "encoder.layers.%d.", .q = "attn.Wqkv", .o = "attn.out_proj",
 	.attn_norm = "norm1", .up = "mlp.fc11", .up2 = "mlp.fc12",
-	.down = "mlp.fc2", .ffn_norm = "norm2",
-};
-
-static const char *const nomic_prefixes[] = { "", "bert.", "model.", NULL };
-static const char *const nomic_archs[] = { "NomicBertModel", NULL };
-static const emb_model_type nomic_types[] = {
-	{ "nomic_bert", "NomicBertModel" }, { 0 },
+	.down = "mlp.fc2", .ffn_norm = "norm2", .down_first = 1,
 };
 
 const emb_family emb_family_nomic = {
-	.name = "nomic_bert",
-	.archs = nomic_archs,
-	.types = nomic_types,
-	.prefixes = nomic_prefixes,
+	.name = "nomic_bert", .config = nomic_config, .names = &nomic_names,
+	.archs = EMB_LIST("NomicBertModel"),
+	.types = EMB_TYPES({ "nomic_bert", "NomicBertModel" }),
+	.prefixes = EMB_LIST("", "bert.", "model."),
 	.probe = "embeddings.word_embeddings.weight",
-	.config = nomic_config,
-	.names = &nomic_names,
 };

@@ -28,27 +28,12 @@ static int qwen3_config(emb_model *m, const json_t *cfg, emb_err *err)
 }
 
 static const emb_net_names qwen3_names = {
-	.word = "embed_tokens.weight", .final_norm = "norm",
-	.layer = "layers.%d.",
-	.q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
-	.o = "self_attn.o_proj", .up = "mlp.gate_proj", .up2 = "mlp.up_proj",
-	.down = "mlp.down_proj", .attn_norm = "input_layernorm",
-	.ffn_norm = "post_attention_layernorm",
-	.q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
+	EMB_DECODER_NAMES, .ffn_norm = "post_attention_layernorm",
 };
 
-static const char *const qwen3_prefixes[] = { "", "model.", NULL };
-static const char *const qwen3_archs[] = { "Qwen3Model", "Qwen3ForCausalLM",
-                                           NULL };
-static const emb_model_type qwen3_types[] = { { "qwen3", "Qwen3Model" },
-                                              { 0 } };
-
 const emb_family emb_family_qwen3 = {
-	.name = "qwen3",
-	.archs = qwen3_archs,
-	.types = qwen3_types,
-	.prefixes = qwen3_prefixes,
-	.probe = "embed_tokens.weight",
-	.config = qwen3_config,
-	.names = &qwen3_names,
+	.name = "qwen3", .config = qwen3_config, .names = &qwen3_names,
+	.archs = EMB_LIST("Qwen3Model", "Qwen3ForCausalLM"),
+	.types = EMB_TYPES({ "qwen3", "Qwen3Model" }),
+	.prefixes = EMB_LIST("", "model."), .probe = "embed_tokens.weight",
 };

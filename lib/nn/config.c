@@ -70,10 +70,7 @@ int emb_cfg_str(const char **out, const json_t *cfg, const char *key,
 int emb_cfg_act(int *out, const json_t *cfg, const char *key,
                 const char *def, emb_err *err)
 {
-	static const struct {
-		const char *name;
-		int act;
-	} acts[] = {
+	static const emb_named acts[] = {
 		{ "gelu", EMB_ACT_GELU },
 		{ "gelu_new", EMB_ACT_GELU_TANH },
 		{ "gelu_pytorch_tanh", EMB_ACT_GELU_TANH },
@@ -88,7 +85,7 @@ int emb_cfg_act(int *out, const json_t *cfg, const char *key,
 		return -1;
 	for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++)
 		if (!strcmp(s, acts[i].name)) {
-			*out = acts[i].act;
+			*out = acts[i].value;
 			return 0;
 		}
 	return emb_err_set(err, "config.json: field '%s' value '%s' is not "
@@ -140,10 +137,37 @@ int emb_cfg_head_dim(emb_model *m, const char *hkey, const char *nkey,
 	return 0;
 }
 
+int emb_cfg_null(const json_t *cfg, const char *key, const char *note,
+                 emb_err *err)
+{
+	const json_t *v = json_object_get(cfg, key);
+
+	if (v && !json_is_null(v))
+		return emb_err_set(err, "config.json: field '%s'%s is not supported "
+		                   "(supported: null)", key, note);
+	return 0;
+}
+
+int emb_cfg_positive(float v, const char *key, emb_err *err)
+{
+	if (!(v > 0))
+		return emb_err_set(err, "config.json: field '%s' must be positive",
+		                   key);
+	return 0;
+}
+
+int emb_cfg_rope_dim(const emb_model *m, const char *pre, const char *post,
+                     emb_err *err)
+{
+	if (m->head_dim % 2 || m->head_dim > 1024)
+		return emb_err_set(err, "config.json: %s%d%s must be even and at "
+		                   "most 1024", pre, m->head_dim, post);
+	return 0;
+}
+
 int emb_cfg_decoder(emb_model *m, const json_t *cfg, emb_err *err)
 {
 	emb_net *d = &m->net;
-	const json_t *v;
 	float theta;
 
 	if (emb_cfg_dims(m, cfg, "hidden_size", "num_hidden_layers",
@@ -161,20 +185,15 @@ int emb_cfg_decoder(emb_model *m, const json_t *cfg, emb_err *err)
 	if (emb_cfg_int(&m->head_dim, cfg, "head_dim", m->hidden / m->heads, 2,
 	                err))
 		return -1;
-	if (m->head_dim % 2 || m->head_dim > 1024)
-		return emb_err_set(err, "config.json: field 'head_dim' (%d) must be "
-		                   "even and at most 1024", m->head_dim);
+	if (emb_cfg_rope_dim(m, "field 'head_dim' (", ")", err))
+		return -1;
 	if (m->heads % d->kv_heads)
 		return emb_err_set(err, "config.json: field 'num_attention_heads' "
 		                   "(%d) must be a multiple of 'num_key_value_heads' "
 		                   "(%d)", m->heads, d->kv_heads);
-	v = json_object_get(cfg, "rope_scaling");
-	if (v && !json_is_null(v))
-		return emb_err_set(err, "config.json: field 'rope_scaling' is not "
-		                   "supported (supported: null)");
-	if (!(theta > 0))
-		return emb_err_set(err, "config.json: field 'rope_theta' must be "
-		                   "positive");
+	if (emb_cfg_null(cfg, "rope_scaling", "", err) ||
+	    emb_cfg_positive(theta, "rope_theta", err))
+		return -1;
 	if (!(m->eps >= 0))
 		return emb_err_set(err, "config.json: field 'rms_norm_eps' must not "
 		                   "be negative");

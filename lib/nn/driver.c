@@ -103,10 +103,12 @@ static int load_layer(emb_model *m, int l, emb_layer *L, emb_err *err)
 	                   n->k ? qkv_outs : &fused, H, d->bias_qkv, &nb, err) ||
 	       load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, &nb,
 	                   err) ||
+	       (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                     I, d->bias_down, &nb, err)) ||
 	       load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
 	                   n->up2 ? up_outs : &up_one, H, d->bias_up, &nb, err) ||
-	       load_linear(m, &L->down, pre, 1, &n->down, &H, I, d->bias_down,
-	                   &nb, err) ||
+	       (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                      I, d->bias_down, &nb, err)) ||
 	       load_norm(m, &L->attn_norm, pre, l == 0 && d->no_norm0 ? NULL :
 	                 n->attn_norm, H, &nb, err) ||
 	       load_norm(m, &L->ffn_norm, pre, n->ffn_norm, H, &nb, err) ||

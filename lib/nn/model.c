@@ -96,10 +96,7 @@ static int pick_family(emb_model *m, const json_t *cfg, emb_err *err)
 /* the head the architecture names, and its labels (id2label) */
 static int head_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	static const struct {
-		const char *suffix;
-		int head;
-	} heads[] = {
+	static const emb_named heads[] = {
 		{ "ForSequenceClassification", EMB_HEAD_CLASSIFIER },
 		{ "ForMaskedLM", EMB_HEAD_MLM },
 	};
@@ -109,9 +106,9 @@ static int head_config(emb_model *m, const json_t *cfg, emb_err *err)
 	int n = 2;
 
 	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
-		size_t sl = strlen(heads[i].suffix);
-		if (alen > sl && !strcmp(m->arch + alen - sl, heads[i].suffix))
-			m->head = heads[i].head;
+		size_t sl = strlen(heads[i].name);     /* architecture suffix */
+		if (alen > sl && !strcmp(m->arch + alen - sl, heads[i].name))
+			m->head = heads[i].value;
 	}
 	if (m->head != EMB_HEAD_CLASSIFIER)
 		return 0;

@@ -3,10 +3,14 @@
  * model object, the family (architecture) table and the
  * layer helpers every family's forward is built from.
  *
- * A family (arch_*.c) supplies an emb_family: parse its config.json
- * fields, map and check its tensors (emb_model_linear, emb_model_norm,
- * emb_model_table), and run its forward over an emb_batch with the shared
- * layers (emb_linear_fwd, emb_norm_fwd, emb_act_fwd, emb_attention...).
+ * A family (arch_*.c) supplies an emb_family: its registration
+ * (architectures, model types, tensor prefixes), a config.json reader
+ * that fills the common fields and the layer description m->net
+ * (emb_net: norm placement and kind, biases, FFN kind, positions, q/k
+ * norms, GQA, causal, windows per layer, scales), the table of its
+ * tensor names, and optionally its heads.  driver.c loads the tensors
+ * and runs the one forward from that description with the shared
+ * layers (emb_linear_fwd, emb_norm_fwd, emb_attention...).
  */
 #ifndef EMB_NN_INTERNAL_H
 #define EMB_NN_INTERNAL_H
@@ -90,6 +94,12 @@ typedef struct emb_model_type {
 	const char *type, *arch;
 } emb_model_type;
 
+/* registration lists inside an emb_family initializer:
+ * .archs = EMB_LIST("BertModel", ...), .types = EMB_TYPES({ "bert",
+ * "BertModel" }, ...), .prefixes = EMB_LIST("", "bert.") */
+#define EMB_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define EMB_TYPES(...) ((const emb_model_type[]){ __VA_ARGS__, { NULL, NULL } })
+
 /*
  * A family: its registration (the architectures and model types it
  * runs), its config.json reader (common fields and the layer
@@ -159,6 +169,8 @@ typedef struct emb_net_names {
 	const char *down;
 	const char *attn_norm, *ffn_norm, *post_attn, *post_ffn;
 	const char *q_norm, *k_norm;
+	int down_first;         /* load down before up (the tensor a shape
+	                           message names first) */
 } emb_net_names;
 
 struct emb_rope;
@@ -245,6 +257,12 @@ struct emb_model {
 
 /* ------------------------------------------------------------------ */
 /* config.json helpers: messages "config.json: field 'X' ..."           */
+
+/* a name and the enum value it stands for (lookup tables) */
+typedef struct emb_named {
+	const char *name;
+	int value;
+} emb_named;
 
 /* integer field: def when absent and def >= 0, else required;
  * must be >= min */
@@ -413,6 +431,16 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 /* free m->net.layer and m->fam_data */
 void emb_net_release(emb_model *m);
 
+/* the Hugging Face decoder's tensor names (Qwen3, Gemma 3), inside an
+ * emb_net_names initializer; the family adds its FFN-side norms */
+#define EMB_DECODER_NAMES \
+	.word = "embed_tokens.weight", .final_norm = "norm", \
+	.layer = "layers.%d.", .q = "self_attn.q_proj", .k = "self_attn.k_proj", \
+	.v = "self_attn.v_proj", .o = "self_attn.o_proj", \
+	.up = "mlp.gate_proj", .up2 = "mlp.up_proj", .down = "mlp.down_proj", \
+	.attn_norm = "input_layernorm", .q_norm = "self_attn.q_norm", \
+	.k_norm = "self_attn.k_norm"
+
 /* config.json sizes common to every family, read in this order under
  * the family's names: hidden, layers, heads, intermediate (default
  * inter_def when >= 0), vocab_size */
@@ -422,6 +450,16 @@ int emb_cfg_dims(emb_model *m, const json_t *cfg, const char *hidden,
 /* m->head_dim = hidden / heads, "config.json: field 'HKEY' (%d) must be
  * a multiple of 'NKEY' (%d)" otherwise */
 int emb_cfg_head_dim(emb_model *m, const char *hkey, const char *nkey,
+                     emb_err *err);
+/* KEY absent or null, else "config.json: field 'KEY'NOTE is not
+ * supported (supported: null)" */
+int emb_cfg_null(const json_t *cfg, const char *key, const char *note,
+                 emb_err *err);
+/* v > 0, else "config.json: field 'KEY' must be positive" */
+int emb_cfg_positive(float v, const char *key, emb_err *err);
+/* RoPE head size: even and at most 1024, else "config.json: PRE<head_dim>POST
+ * must be even and at most 1024" */
+int emb_cfg_rope_dim(const emb_model *m, const char *pre, const char *post,
                      emb_err *err);
 /* the Hugging Face decoder fields (Qwen3, Gemma 3): sizes, kv heads,
  * head_dim, rms_norm_eps, rope_theta (m->net.inv_global),
