@@ -15,7 +15,7 @@ TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o 
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
 	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
-	lib/nn/heads.o lib/nn/decoder.o lib/nn/model.o lib/nn/arch_bert.o \
+	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \

@@ -19,73 +19,72 @@
 #include <string.h>
 #include "nn/nn-internal.h"
 
-typedef struct bert_layer {
-	emb_linear qkv, o, up, down;
-	emb_norm ln_attn, ln_out;
-} bert_layer;
+/* tensor names of each layout (after the prefix) */
+#define BERT_EMB(tt) \
+	.word = "embeddings.word_embeddings.weight", .type = tt, \
+	.pos = "embeddings.position_embeddings.weight", \
+	.emb_norm = "embeddings.LayerNorm"
 
-/* tensor names of a layout (after the prefix; "%d" is the layer) */
-typedef struct bert_names {
-	const char *type;       /* token type table or NULL */
-	const char *layer;      /* "encoder.layer.%d." */
-	const char *q, *k, *v, *o, *ln_attn, *up, *down, *ln_out;
-} bert_names;
-
-static const bert_names names_bert = {
-	"embeddings.token_type_embeddings.weight", "encoder.layer.%d.",
-	"attention.self.query", "attention.self.key", "attention.self.value",
-	"attention.output.dense", "attention.output.LayerNorm",
-	"intermediate.dense", "output.dense", "output.LayerNorm",
+static const emb_net_names names_bert = {
+	BERT_EMB("embeddings.token_type_embeddings.weight"),
+	.layer = "encoder.layer.%d.",
+	.q = "attention.self.query", .k = "attention.self.key",
+	.v = "attention.self.value", .o = "attention.output.dense",
+	.attn_norm = "attention.output.LayerNorm", .up = "intermediate.dense",
+	.down = "output.dense", .ffn_norm = "output.LayerNorm",
 };
-static const bert_names names_distil = {
-	NULL, "transformer.layer.%d.",
-	"attention.q_lin", "attention.k_lin", "attention.v_lin",
-	"attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2",
-	"output_layer_norm",
+static const emb_net_names names_distil = {
+	BERT_EMB(NULL),
+	.layer = "transformer.layer.%d.",
+	.q = "attention.q_lin", .k = "attention.k_lin", .v = "attention.v_lin",
+	.o = "attention.out_lin", .attn_norm = "sa_layer_norm",
+	.up = "ffn.lin1", .down = "ffn.lin2", .ffn_norm = "output_layer_norm",
 };
-static const bert_names names_mpnet = {
-	NULL, "encoder.layer.%d.",
-	"attention.attn.q", "attention.attn.k", "attention.attn.v",
-	"attention.attn.o", "attention.LayerNorm", "intermediate.dense",
-	"output.dense", "output.LayerNorm",
+static const emb_net_names names_mpnet = {
+	BERT_EMB(NULL),
+	.relbias = "encoder.relative_attention_bias.weight",
+	.layer = "encoder.layer.%d.",
+	.q = "attention.attn.q", .k = "attention.attn.k", .v = "attention.attn.v",
+	.o = "attention.attn.o", .attn_norm = "attention.LayerNorm",
+	.up = "intermediate.dense", .down = "output.dense",
+	.ffn_norm = "output.LayerNorm",
 };
 
-typedef struct bert {
-	const bert_names *nm;
-	int pad;                /* >= 0: positions from padding_idx (RoBERTa) */
-	int buckets;            /* MPNet relative attention buckets, 0: none */
-	const float *word;      /* (vocab, H) */
-	const float *pos;       /* (max_pos, H) */
-	const float *type;      /* (type_vocab, H) or NULL */
-	const float *relw;      /* (buckets, heads) */
-	emb_norm ln_emb;
-	bert_layer *layer;      /* (layers) */
-} bert;
-
-static bert *bert_new(emb_model *m, const bert_names *nm, int pad,
-                      emb_err *err)
+/* the post-norm encoder with absolute positions, biases everywhere */
+static void bert_net(emb_model *m, int pad)
 {
-	bert *w = calloc(1, sizeof(*w));
+	emb_net *d = &m->net;
 
-	if (!w) {
-		emb_err_set(err, "out of memory");
-		return NULL;
-	}
-	w->nm = nm;
-	w->pad = pad;
-	m->fam_data = w;
-	return w;
+	d->place = EMB_PLACE_POST;
+	d->ffn = EMB_FFN_MLP;
+	d->pos = EMB_POS_TABLE;
+	d->norm_kind = EMB_NORM_LN;
+	d->norm_bias = d->bias_qkv = d->bias_o = d->bias_up = d->bias_down = 1;
+	d->pad = pad;
+}
+
+/* positions from padding_idx: max_position_embeddings - pad - 1 usable */
+static int pad_positions(emb_model *m, const json_t *cfg, emb_err *err)
+{
+	int pad;
+
+	if (emb_cfg_int(&pad, cfg, "pad_token_id", 1, 0, err))
+		return -1;
+	if (m->max_pos <= pad + 1)
+		return emb_err_set(err, "config.json: field "
+		                   "'max_position_embeddings' (%d) must be more than "
+		                   "'pad_token_id' + 1 (%d)", m->max_pos, pad + 1);
+	m->net.pad = pad;
+	m->usable_pos = m->max_pos - pad - 1;
+	return 0;
 }
 
 static int bert_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
 	const char *pet;
 
-	if (emb_cfg_int(&m->hidden, cfg, "hidden_size", -1, 1, err) ||
-	    emb_cfg_int(&m->layers, cfg, "num_hidden_layers", -1, 1, err) ||
-	    emb_cfg_int(&m->heads, cfg, "num_attention_heads", -1, 1, err) ||
-	    emb_cfg_int(&m->inter, cfg, "intermediate_size", -1, 1, err) ||
-	    emb_cfg_int(&m->vocab, cfg, "vocab_size", -1, 1, err) ||
+	if (emb_cfg_dims(m, cfg, "hidden_size", "num_hidden_layers",
+	                 "num_attention_heads", "intermediate_size", -1, err) ||
 	    emb_cfg_int(&m->type_vocab, cfg, "type_vocab_size", 2, 1, err) ||
 	    emb_cfg_int(&m->max_pos, cfg, "max_position_embeddings", 512, 1, err) ||
 	    emb_cfg_float(&m->eps, cfg, "layer_norm_eps", 1e-12, err) ||
@@ -96,279 +95,54 @@ static int bert_config(emb_model *m, const json_t *cfg, emb_err *err)
 		return emb_err_set(err, "config.json: field 'position_embedding_type' "
 		                   "value '%s' is not supported (supported: absolute)",
 		                   pet);
-	if (m->hidden % m->heads)
-		return emb_err_set(err, "config.json: field 'hidden_size' (%d) must "
-		                   "be a multiple of 'num_attention_heads' (%d)",
-		                   m->hidden, m->heads);
+	if (emb_cfg_head_dim(m, "hidden_size", "num_attention_heads", err))
+		return -1;
 	if (!(m->eps >= 0))
 		return emb_err_set(err, "config.json: field 'layer_norm_eps' must "
 		                   "not be negative");
-	m->head_dim = m->hidden / m->heads;
 	m->usable_pos = m->max_pos;
-	return bert_new(m, &names_bert, -1, err) ? 0 : -1;
+	bert_net(m, -1);
+	return emb_net_layers(m, err);
 }
 
 /* RoBERTa / XLM-R: position of token i is padding_idx + 1 + i */
 static int roberta_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	int pad;
-
-	if (bert_config(m, cfg, err) ||
-	    emb_cfg_int(&pad, cfg, "pad_token_id", 1, 0, err))
-		return -1;
-	((bert *)m->fam_data)->pad = pad;
-	if (m->max_pos <= pad + 1)
-		return emb_err_set(err, "config.json: field "
-		                   "'max_position_embeddings' (%d) must be more than "
-		                   "'pad_token_id' + 1 (%d)", m->max_pos, pad + 1);
-	m->usable_pos = m->max_pos - pad - 1;
-	return 0;
+	return bert_config(m, cfg, err) || pad_positions(m, cfg, err) ? -1 : 0;
 }
 
 static int distilbert_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	if (emb_cfg_int(&m->hidden, cfg, "dim", -1, 1, err) ||
-	    emb_cfg_int(&m->layers, cfg, "n_layers", -1, 1, err) ||
-	    emb_cfg_int(&m->heads, cfg, "n_heads", -1, 1, err) ||
-	    emb_cfg_int(&m->inter, cfg, "hidden_dim", -1, 1, err) ||
-	    emb_cfg_int(&m->vocab, cfg, "vocab_size", -1, 1, err) ||
+	if (emb_cfg_dims(m, cfg, "dim", "n_layers", "n_heads", "hidden_dim", -1,
+	                 err) ||
 	    emb_cfg_int(&m->max_pos, cfg, "max_position_embeddings", 512, 1, err) ||
-	    emb_cfg_act(&m->act, cfg, "activation", "gelu", err))
+	    emb_cfg_act(&m->act, cfg, "activation", "gelu", err) ||
+	    emb_cfg_head_dim(m, "dim", "n_heads", err))
 		return -1;
-	if (m->hidden % m->heads)
-		return emb_err_set(err, "config.json: field 'dim' (%d) must be a "
-		                   "multiple of 'n_heads' (%d)", m->hidden, m->heads);
 	m->eps = 1e-12f;
 	m->type_vocab = 2;      /* token_type_ids are accepted and ignored */
-	m->head_dim = m->hidden / m->heads;
 	m->usable_pos = m->max_pos;
-	return bert_new(m, &names_distil, -1, err) ? 0 : -1;
+	bert_net(m, -1);
+	return emb_net_layers(m, err);
 }
 
+/* MPNet: positions from padding_idx, a relative position bias (T5
+ * buckets) shared by all layers */
 static int mpnet_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	int pad;
-	bert *w;
-
-	if (emb_cfg_int(&m->hidden, cfg, "hidden_size", -1, 1, err) ||
-	    emb_cfg_int(&m->layers, cfg, "num_hidden_layers", -1, 1, err) ||
-	    emb_cfg_int(&m->heads, cfg, "num_attention_heads", -1, 1, err) ||
-	    emb_cfg_int(&m->inter, cfg, "intermediate_size", -1, 1, err) ||
-	    emb_cfg_int(&m->vocab, cfg, "vocab_size", -1, 1, err) ||
+	if (emb_cfg_dims(m, cfg, "hidden_size", "num_hidden_layers",
+	                 "num_attention_heads", "intermediate_size", -1, err) ||
 	    emb_cfg_int(&m->max_pos, cfg, "max_position_embeddings", 514, 1, err) ||
 	    emb_cfg_float(&m->eps, cfg, "layer_norm_eps", 1e-12, err) ||
 	    emb_cfg_act(&m->act, cfg, "hidden_act", "gelu", err) ||
-	    emb_cfg_int(&pad, cfg, "pad_token_id", 1, 0, err) ||
-	    !(w = bert_new(m, &names_mpnet, -1, err)) ||
-	    emb_cfg_int(&w->buckets, cfg, "relative_attention_num_buckets", 32,
-	                2, err))
+	    emb_cfg_int(&m->net.buckets, cfg, "relative_attention_num_buckets",
+	                32, 2, err) ||
+	    emb_cfg_head_dim(m, "hidden_size", "num_attention_heads", err) ||
+	    pad_positions(m, cfg, err))
 		return -1;
-	if (m->hidden % m->heads)
-		return emb_err_set(err, "config.json: field 'hidden_size' (%d) must "
-		                   "be a multiple of 'num_attention_heads' (%d)",
-		                   m->hidden, m->heads);
-	if (m->max_pos <= pad + 1)
-		return emb_err_set(err, "config.json: field "
-		                   "'max_position_embeddings' (%d) must be more than "
-		                   "'pad_token_id' + 1 (%d)", m->max_pos, pad + 1);
-	w->pad = pad;
 	m->type_vocab = 2;
-	m->head_dim = m->hidden / m->heads;
-	m->usable_pos = m->max_pos - pad - 1;
-	return 0;
-}
-
-static int bert_load(emb_model *m, emb_err *err)
-{
-	bert *w = m->fam_data;
-	const bert_names *nm = w->nm;
-	int H = m->hidden;
-	char n[8][128];
-
-	if (!(w->layer = calloc((size_t)m->layers, sizeof(bert_layer))))
-		return emb_err_set(err, "out of memory");
-	if (emb_model_table(&w->word, m, "embeddings.word_embeddings.weight",
-	                    m->vocab, H, err) ||
-	    emb_model_table(&w->pos, m, "embeddings.position_embeddings.weight",
-	                    m->max_pos, H, err) ||
-	    (nm->type && emb_model_table(&w->type, m, nm->type, m->type_vocab, H,
-	                                 err)) ||
-	    emb_model_norm(&w->ln_emb, m, "embeddings.LayerNorm.weight",
-	                   "embeddings.LayerNorm.bias", H, m->eps, err))
-		return -1;
-	if (w->buckets && emb_model_table(&w->relw, m,
-	                                  "encoder.relative_attention_bias.weight",
-	                                  w->buckets, m->heads, err))
-		return -1;
-	for (int l = 0; l < m->layers; l++) {
-		bert_layer *L = &w->layer[l];
-		const char *wn[3] = { n[0], n[1], n[2] }, *bn[3] = { n[3], n[4], n[5] };
-		const int outs[3] = { H, H, H };
-		const char *parts[3] = { nm->q, nm->k, nm->v };
-		char pre[64];
-		snprintf(pre, sizeof(pre), nm->layer, l);
-		for (int i = 0; i < 3; i++) {
-			snprintf(n[i], sizeof(n[i]), "%s%s.weight", pre, parts[i]);
-			snprintf(n[3 + i], sizeof(n[i]), "%s%s.bias", pre, parts[i]);
-		}
-		if (emb_model_linear_cat(&L->qkv, m, 3, wn, bn, outs, H, err))
-			return -1;
-#define NM(i, part, suf) (snprintf(n[i], sizeof(n[i]), "%s%s.%s", pre, part, suf), n[i])
-		if (emb_model_linear(&L->o, m, NM(0, nm->o, "weight"),
-		                     NM(1, nm->o, "bias"), H, H, err) ||
-		    emb_model_norm(&L->ln_attn, m, NM(2, nm->ln_attn, "weight"),
-		                   NM(3, nm->ln_attn, "bias"), H, m->eps, err) ||
-		    emb_model_linear(&L->up, m, NM(4, nm->up, "weight"),
-		                     NM(5, nm->up, "bias"), m->inter, H, err) ||
-		    emb_model_linear(&L->down, m, NM(6, nm->down, "weight"),
-		                     NM(7, nm->down, "bias"), H, m->inter, err) ||
-		    emb_model_norm(&L->ln_out, m, NM(0, nm->ln_out, "weight"),
-		                   NM(1, nm->ln_out, "bias"), H, m->eps, err))
-			return -1;
-#undef NM
-	}
-	return 0;
-}
-
-static void bert_release(emb_model *m)
-{
-	bert *w = m->fam_data;
-
-	if (w) {
-		free(w->layer);
-		free(w);
-		m->fam_data = NULL;
-	}
-}
-
-typedef struct embed_job {
-	const emb_model *m;
-	float *h;
-	const emb_batch *b;
-} embed_job;
-
-/* rows of sequences [begin, end): word + type, + position, LayerNorm */
-static void embed_task(void *ctx, size_t begin, size_t end, int tid)
-{
-	const embed_job *j = ctx;
-	const bert *w = j->m->fam_data;
-	const emb_kernels *k = j->m->k;
-	int H = j->m->hidden;
-
-	(void)tid;
-	for (size_t s = begin; s < end; s++) {
-		const emb_seq *q = &j->b->seqs[s];
-		int p = w->pad;         /* RoBERTa: pad + running count of non-pads */
-		for (int i = 0; i < q->len; i++) {
-			float *h = j->h + (size_t)(j->b->start[s] + i) * H;
-			int tt = q->type_ids ? q->type_ids[i] : 0;
-			int pos = i;
-			if (w->pad >= 0)
-				pos = q->ids[i] == w->pad ? w->pad : ++p;
-			memcpy(h, w->word + (size_t)q->ids[i] * H, (size_t)H * sizeof(float));
-			if (w->type)
-				k->add(h, w->type + (size_t)tt * H, H);
-			k->add(h, w->pos + (size_t)pos * H, H);
-			k->layernorm(h, h, w->ln_emb.w, w->ln_emb.b, H, w->ln_emb.eps);
-		}
-	}
-}
-
-/*
- * MPNet's relative position bucket (T5 style, bidirectional) of key j
- * for query i, computed in float32 as transformers does
- */
-static int mpnet_bucket(int rel, int buckets, int max_distance)
-{
-	int n = -rel, ret = 0, nb = buckets / 2, exact = nb / 2;
-
-	if (n < 0)
-		ret += nb;
-	n = n < 0 ? -n : n;
-	if (n < exact)
-		return ret + n;
-	float v = logf((float)n / (float)exact);
-	v = v / (float)log((double)max_distance / exact);
-	v = v * (float)(nb - exact);
-	int large = exact + (int)v;
-	return ret + (large < nb - 1 ? large : nb - 1);
-}
-
-/* (heads, 2 maxlen - 1): bias of relative position j - i per head */
-static float *mpnet_bias(emb_model *m, int maxlen, emb_err *err)
-{
-	const bert *w = m->fam_data;
-	int R = 2 * maxlen - 1;
-	float *t = malloc((size_t)R * (size_t)m->heads * sizeof(float));
-
-	if (!t) {
-		emb_err_set(err, "out of memory");
-		return NULL;
-	}
-	for (int r = 0; r < R; r++) {
-		int bk = mpnet_bucket(r - (maxlen - 1), w->buckets, 128);
-		for (int h = 0; h < m->heads; h++)
-			t[(size_t)h * R + r] = w->relw[(size_t)bk * m->heads + h];
-	}
-	return t;
-}
-
-static int bert_forward(emb_model *m, float *out, const emb_batch *b,
-                        emb_err *err)
-{
-	const bert *w = m->fam_data;
-	size_t T = (size_t)b->ntok, H = (size_t)m->hidden, I = (size_t)m->inter;
-	float *qkv, *ctx, *tmp, *mid, *h = out, *relbias = NULL;
-	embed_job ej = { m, h, b };
-	emb_post_attn pa = { 0 };
-	size_t nmid;
-
-	if (m->layers > 0)
-		pa = (emb_post_attn){ &w->layer[0].o, &w->layer[0].up,
-		                      &w->layer[0].down, &w->layer[0].ln_attn,
-		                      &w->layer[0].ln_out, m->act };
-	nmid = m->layers > 0 ? emb_post_attn_scratch(m, (int)T, &pa) : 0;
-
-	/* scratch: qkv (T,3H), ctx (T,H), tmp (T,H), mid (T,I) or none */
-	if (T > SIZE_MAX / (5 * H + I) / sizeof(float))
-		return emb_err_set(err, "batch of %zu tokens is too large", T);
-	if (!(qkv = emb_model_scratch(m, T * 5 * H + nmid, err)))
-		return -1;
-	ctx = qkv + T * 3 * H;
-	tmp = ctx + T * H;
-	mid = tmp + T * H;
-
-	if (w->buckets && !(relbias = mpnet_bias(m, b->maxlen, err)))
-		return -1;
-	// h (T,H) = LN(word[ids] + type[tt] + pos)
-	emb_threads_for(m->tp, (size_t)b->nseq, 1, embed_task, &ej);
-	for (int l = 0; l < m->layers; l++) {
-		const bert_layer *L = &w->layer[l];
-		emb_attn a = {
-			.heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-			.q = qkv, .k = qkv + H, .v = qkv + 2 * H,
-			.ldq = 3 * (int)H, .ldk = 3 * (int)H, .ldv = 3 * (int)H,
-			.scale = 1.0f / sqrtf((float)m->head_dim),
-			.relbias = relbias, .rel_max = b->maxlen,
-		};
-		// h (T,H) @ Wqkv (3H,H)^T -> qkv (T,3H)
-		emb_linear_fwd(m, qkv, 3 * (int)H, h, (int)H, (int)T, &L->qkv);
-		// qkv -> ctx (T,H)
-		if (emb_attention(m, ctx, &a, b, err)) {
-			free(relbias);
-			return -1;
-		}
-		// h = LN(h1 + down(act(up(h1)))), h1 = LN(h + o(ctx)) (T,H)
-		pa = (emb_post_attn){ &L->o, &L->up, &L->down, &L->ln_attn,
-		                      &L->ln_out, m->act };
-		if (emb_post_attn_fwd(m, h, ctx, tmp, nmid ? mid : NULL, (int)T,
-		                      &pa, err)) {
-			free(relbias);
-			return -1;
-		}
-	}
-	free(relbias);
-	return 0;
+	bert_net(m, m->net.pad);
+	return emb_net_layers(m, err);
 }
 
 /* find NAME with no prefix ("classifier.weight", "cls.predictions.*") */
@@ -452,62 +226,56 @@ static int head_load(emb_model *m, const head_names *hn, float ln_eps,
 
 static int bert_head(emb_model *m, emb_err *err)
 {
-	const bert *w = m->fam_data;
-
-	if (w->nm == &names_distil)
-		return head_load(m, &heads_distil, 1e-12f, err);
-	if (w->pad >= 0)
-		return head_load(m, &heads_roberta, m->eps, err);
 	return head_load(m, &heads_bert, m->eps, err);
 }
 
-static const char *const bert_prefixes[] = { "", "bert.", "model.", NULL };
-static const char *const roberta_prefixes[] = { "", "roberta.", "model.",
-                                                NULL };
-static const char *const distil_prefixes[] = { "", "distilbert.", "model.",
-                                               NULL };
-static const char *const mpnet_prefixes[] = { "", "mpnet.", "model.", NULL };
+static int roberta_head(emb_model *m, emb_err *err)   /* also MPNet */
+{
+	return head_load(m, &heads_roberta, m->eps, err);
+}
+
+static int distil_head(emb_model *m, emb_err *err)
+{
+	return head_load(m, &heads_distil, 1e-12f, err);
+}
+
+/* the encoder's tensor prefixes: none, the family's, "model." */
+#define BERT_FAMILY(nm, cfg, tab, hd, pre) \
+	.name = nm, .config = cfg, .names = tab, .head = hd, \
+	.probe = "embeddings.word_embeddings.weight", \
+	.prefixes = EMB_LIST("", pre, "model.")
 
 const emb_family emb_family_bert = {
-	.name = "bert",
-	.prefixes = bert_prefixes,
-	.probe = "embeddings.word_embeddings.weight",
-	.config = bert_config,
-	.load = bert_load,
-	.forward = bert_forward,
-	.release = bert_release,
-	.head = bert_head,
+	BERT_FAMILY("bert", bert_config, &names_bert, bert_head, "bert."),
+	.archs = EMB_LIST("BertModel", "BertForMaskedLM", "BertForPreTraining",
+	                  "BertForSequenceClassification",
+	                  "BertForTokenClassification",
+	                  "BertForNextSentencePrediction",
+	                  "BertForMultipleChoice", "BertForQuestionAnswering",
+	                  "BertLMHeadModel"),
+	.types = EMB_TYPES({ "bert", "BertModel" }),
 };
-
 const emb_family emb_family_roberta = {
-	.name = "roberta",
-	.prefixes = roberta_prefixes,
-	.probe = "embeddings.word_embeddings.weight",
-	.config = roberta_config,
-	.load = bert_load,
-	.forward = bert_forward,
-	.release = bert_release,
-	.head = bert_head,
+	BERT_FAMILY("roberta", roberta_config, &names_bert, roberta_head,
+	            "roberta."),
+	.archs = EMB_LIST("RobertaModel", "RobertaForMaskedLM",
+	                  "RobertaForSequenceClassification", "XLMRobertaModel",
+	                  "XLMRobertaForMaskedLM",
+	                  "XLMRobertaForSequenceClassification",
+	                  "CamembertModel"),
+	.types = EMB_TYPES({ "roberta", "RobertaModel" },
+	                   { "xlm-roberta", "XLMRobertaModel" }),
 };
-
 const emb_family emb_family_distilbert = {
-	.name = "distilbert",
-	.prefixes = distil_prefixes,
-	.probe = "embeddings.word_embeddings.weight",
-	.config = distilbert_config,
-	.load = bert_load,
-	.forward = bert_forward,
-	.release = bert_release,
-	.head = bert_head,
+	BERT_FAMILY("distilbert", distilbert_config, &names_distil, distil_head,
+	            "distilbert."),
+	.archs = EMB_LIST("DistilBertModel", "DistilBertForMaskedLM",
+	                  "DistilBertForSequenceClassification"),
+	.types = EMB_TYPES({ "distilbert", "DistilBertModel" }),
 };
-
 const emb_family emb_family_mpnet = {
-	.name = "mpnet",
-	.prefixes = mpnet_prefixes,
-	.probe = "embeddings.word_embeddings.weight",
-	.config = mpnet_config,
-	.load = bert_load,
-	.forward = bert_forward,
-	.release = bert_release,
-	.head = bert_head,
+	BERT_FAMILY("mpnet", mpnet_config, &names_mpnet, roberta_head, "mpnet."),
+	.archs = EMB_LIST("MPNetModel", "MPNetForMaskedLM",
+	                  "MPNetForSequenceClassification"),
+	.types = EMB_TYPES({ "mpnet", "MPNetModel" }),
 };

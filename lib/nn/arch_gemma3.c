@@ -1,7 +1,7 @@
 /*
  * arch_gemma3.c - Gemma 3 text encoders (Gemma3TextModel with
- * use_bidirectional_attention: EmbeddingGemma) on the decoder layers of
- * arch_qwen3.c, with Gemma's differences:
+ * use_bidirectional_attention: EmbeddingGemma): the pre-norm decoder of
+ * emb_cfg_decoder (as arch_qwen3.c) with Gemma's differences:
  *
  *   embeddings times sqrt(hidden_size) (float32); RMSNorm x * (1 + w)
  *   everywhere (q_norm and k_norm too); post-attention, pre- and
@@ -12,21 +12,18 @@
  *   GeGLU with hidden_activation (gelu_pytorch_tanh).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "nn/nn-internal.h"
 
 static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	emb_decoder *d = calloc(1, sizeof(*d));
+	emb_net *d = &m->net;
 	const json_t *lt = json_object_get(cfg, "layer_types");
 	const json_t *v;
 	float qpas, local;
 	int window, pattern;
 
-	if (!d)
-		return emb_err_set(err, "out of memory");
-	if (emb_decoder_config(m, cfg, d, err) ||
+	if (emb_cfg_decoder(m, cfg, err) ||
 	    emb_cfg_act(&m->act, cfg, "hidden_activation", "gelu_pytorch_tanh",
 	                err) ||
 	    emb_cfg_float(&qpas, cfg, "query_pre_attn_scalar", m->head_dim, err) ||
@@ -39,16 +36,11 @@ static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 		return emb_err_set(err, "config.json: field "
 		                   "'use_bidirectional_attention' must be true (emb "
 		                   "runs Gemma 3 as a bidirectional encoder)");
-	v = json_object_get(cfg, "attn_logit_softcapping");
-	if (v && !json_is_null(v))
-		return emb_err_set(err, "config.json: field 'attn_logit_softcapping' "
-		                   "is not supported (supported: null)");
-	if (!(qpas > 0) || !(local > 0))
-		return emb_err_set(err, "config.json: field '%s' must be positive",
-		                   qpas > 0 ? "rope_local_base_freq" :
-		                   "query_pre_attn_scalar");
-	if (!(d->sliding = calloc((size_t)m->layers, 1)))
-		return emb_err_set(err, "out of memory");
+	if (emb_cfg_null(cfg, "attn_logit_softcapping", "", err))
+		return -1;
+	if (emb_cfg_positive(qpas, "query_pre_attn_scalar", err) ||
+	    emb_cfg_positive(local, "rope_local_base_freq", err))
+		return -1;
 	if (lt && !json_is_null(lt)) {
 		if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
 			return emb_err_set(err, "config.json: field 'layer_types' must "
@@ -57,7 +49,7 @@ static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 		for (int l = 0; l < m->layers; l++) {
 			const char *t = json_string_value(json_array_get(lt, (size_t)l));
 			if (t && !strcmp(t, "sliding_attention"))
-				d->sliding[l] = 1;
+				d->layer[l].local = 1;
 			else if (!t || strcmp(t, "full_attention"))
 				return emb_err_set(err, "config.json: field 'layer_types' "
 				                   "entry %d must be 'full_attention' or "
@@ -65,25 +57,28 @@ static int gemma3_config(emb_model *m, const json_t *cfg, emb_err *err)
 		}
 	} else {
 		for (int l = 0; l < m->layers; l++)
-			d->sliding[l] = (l + 1) % pattern != 0;
+			d->layer[l].local = (l + 1) % pattern != 0;
 	}
-	d->sandwich = 1;
-	d->unit_norm = 1;
+	for (int l = 0; l < m->layers; l++)
+		if (d->layer[l].local)
+			d->layer[l].window = window / 2 + 1;
+	d->norm_kind = EMB_NORM_RMS1;
 	d->embed_scale = (float)sqrt((double)m->hidden);
 	d->scale = (float)pow((double)qpas, -0.5);
-	d->window = window / 2 + 1;
 	emb_rope_inv_freq(d->inv_local, m->head_dim, local);
 	return 0;
 }
 
-static const char *const gemma_prefixes[] = { "", "model.", NULL };
+static const emb_net_names gemma3_names = {
+	EMB_DECODER_NAMES,
+	.post_attn = "post_attention_layernorm",
+	.ffn_norm = "pre_feedforward_layernorm",
+	.post_ffn = "post_feedforward_layernorm",
+};
 
 const emb_family emb_family_gemma3 = {
-	.name = "gemma3_text",
-	.prefixes = gemma_prefixes,
-	.probe = "embed_tokens.weight",
-	.config = gemma3_config,
-	.load = emb_decoder_load,
-	.forward = emb_decoder_forward,
-	.release = emb_decoder_release,
+	.name = "gemma3_text", .config = gemma3_config, .names = &gemma3_names,
+	.archs = EMB_LIST("Gemma3TextModel"),
+	.types = EMB_TYPES({ "gemma3_text", "Gemma3TextModel" }),
+	.prefixes = EMB_LIST("", "model."), .probe = "embed_tokens.weight",
 };

@@ -1,9 +1,10 @@
 /*
- * model.c - the model object: config.json -> family (the registry of
- * architectures and model types), load and free, and the forward
- * driver that batches sequences and hands them to the family.  The
- * families live in arch_*.c; the pieces they are built from in
- * weights.c, layers.c, attention.c; the heads in heads.c.
+ * model.c - the model object: config.json -> family (the registry;
+ * each family names its architectures and model types), load and
+ * free, and the batch entry that checks sequences and hands them to
+ * the one layer driver (driver.c).  The families (config readers,
+ * tensor names, heads) live in arch_*.c; the pieces the driver is
+ * built from in weights.c, layers.c, attention.c; the heads in heads.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -17,65 +18,25 @@ extern const emb_family emb_family_bert, emb_family_roberta,
        emb_family_distilbert, emb_family_mpnet, emb_family_nomic,
        emb_family_modernbert, emb_family_qwen3, emb_family_gemma3;
 
-/* config.json "architectures" entry -> family */
-static const struct {
-	const char *arch;
-	const emb_family *fam;
-} families[] = {
-	{ "BertModel", &emb_family_bert },
-	{ "BertForMaskedLM", &emb_family_bert },
-	{ "BertForPreTraining", &emb_family_bert },
-	{ "BertForSequenceClassification", &emb_family_bert },
-	{ "BertForTokenClassification", &emb_family_bert },
-	{ "BertForNextSentencePrediction", &emb_family_bert },
-	{ "BertForMultipleChoice", &emb_family_bert },
-	{ "BertForQuestionAnswering", &emb_family_bert },
-	{ "BertLMHeadModel", &emb_family_bert },
-	{ "RobertaModel", &emb_family_roberta },
-	{ "RobertaForMaskedLM", &emb_family_roberta },
-	{ "RobertaForSequenceClassification", &emb_family_roberta },
-	{ "XLMRobertaModel", &emb_family_roberta },
-	{ "XLMRobertaForMaskedLM", &emb_family_roberta },
-	{ "XLMRobertaForSequenceClassification", &emb_family_roberta },
-	{ "CamembertModel", &emb_family_roberta },
-	{ "DistilBertModel", &emb_family_distilbert },
-	{ "DistilBertForMaskedLM", &emb_family_distilbert },
-	{ "DistilBertForSequenceClassification", &emb_family_distilbert },
-	{ "MPNetModel", &emb_family_mpnet },
-	{ "MPNetForMaskedLM", &emb_family_mpnet },
-	{ "MPNetForSequenceClassification", &emb_family_mpnet },
-	{ "NomicBertModel", &emb_family_nomic },
-	{ "ModernBertModel", &emb_family_modernbert },
-	{ "ModernBertForMaskedLM", &emb_family_modernbert },
-	{ "Qwen3Model", &emb_family_qwen3 },
-	{ "Qwen3ForCausalLM", &emb_family_qwen3 },
-	{ "Gemma3TextModel", &emb_family_gemma3 },
+/* the families in the order they are tried and listed; each names its
+ * architectures and model types */
+static const emb_family *const registry[] = {
+	&emb_family_bert, &emb_family_roberta, &emb_family_distilbert,
+	&emb_family_mpnet, &emb_family_nomic, &emb_family_modernbert,
+	&emb_family_qwen3, &emb_family_gemma3,
 };
-#define NFAMILIES (sizeof(families) / sizeof(families[0]))
-
-/* config.json "model_type" when there is no "architectures" */
-static const struct {
-	const char *type, *arch;
-} model_types[] = {
-	{ "bert", "BertModel" },
-	{ "roberta", "RobertaModel" },
-	{ "xlm-roberta", "XLMRobertaModel" },
-	{ "distilbert", "DistilBertModel" },
-	{ "mpnet", "MPNetModel" },
-	{ "nomic_bert", "NomicBertModel" },
-	{ "modernbert", "ModernBertModel" },
-	{ "qwen3", "Qwen3Model" },
-	{ "gemma3_text", "Gemma3TextModel" },
-};
+#define NFAMILIES (sizeof(registry) / sizeof(registry[0]))
 
 /* ------------------------------------------------------------------ */
 /* load / free                                                         */
 
+/* config.json "architectures" entry -> family */
 static const emb_family *find_family(const char *arch)
 {
-	for (size_t i = 0; i < NFAMILIES; i++)
-		if (!strcmp(arch, families[i].arch))
-			return families[i].fam;
+	for (size_t f = 0; f < NFAMILIES; f++)
+		for (size_t i = 0; registry[f]->archs[i]; i++)
+			if (!strcmp(arch, registry[f]->archs[i]))
+				return registry[f];
 	return NULL;
 }
 
@@ -110,18 +71,21 @@ static int pick_family(emb_model *m, const json_t *cfg, emb_err *err)
 			return emb_err_set(err, "config.json: missing field "
 			                   "'architectures'");
 		first = json_string_value(mt);
-		for (size_t i = 0; i < sizeof(model_types) / sizeof(model_types[0]); i++)
-			if (!strcmp(first, model_types[i].type)) {
-				m->fam = find_family(model_types[i].arch);
-				m->arch = strdup(model_types[i].arch);
-			}
+		for (size_t f = 0; f < NFAMILIES; f++)
+			for (size_t i = 0; registry[f]->types &&
+			                   registry[f]->types[i].type; i++)
+				if (!strcmp(first, registry[f]->types[i].type)) {
+					m->fam = registry[f];
+					m->arch = strdup(registry[f]->types[i].arch);
+				}
 	}
 	if (m->fam)
 		return m->arch ? 0 : emb_err_set(err, "out of memory");
 	list[0] = 0;
-	for (size_t i = 0; i < NFAMILIES && off < sizeof(list); i++)
-		off += snprintf(list + off, sizeof(list) - off, "%s%s",
-		                i ? ", " : "", families[i].arch);
+	for (size_t f = 0; f < NFAMILIES; f++)
+		for (size_t i = 0; registry[f]->archs[i] && off < sizeof(list); i++)
+			off += snprintf(list + off, sizeof(list) - off, "%s%s",
+			                off ? ", " : "", registry[f]->archs[i]);
 	if (archs && !json_is_null(archs))
 		return emb_err_set(err, "config.json: architecture '%s' is not "
 		                   "supported (supported: %s)", first, list);
@@ -132,10 +96,7 @@ static int pick_family(emb_model *m, const json_t *cfg, emb_err *err)
 /* the head the architecture names, and its labels (id2label) */
 static int head_config(emb_model *m, const json_t *cfg, emb_err *err)
 {
-	static const struct {
-		const char *suffix;
-		int head;
-	} heads[] = {
+	static const emb_named heads[] = {
 		{ "ForSequenceClassification", EMB_HEAD_CLASSIFIER },
 		{ "ForMaskedLM", EMB_HEAD_MLM },
 	};
@@ -145,9 +106,9 @@ static int head_config(emb_model *m, const json_t *cfg, emb_err *err)
 	int n = 2;
 
 	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
-		size_t sl = strlen(heads[i].suffix);
-		if (alen > sl && !strcmp(m->arch + alen - sl, heads[i].suffix))
-			m->head = heads[i].head;
+		size_t sl = strlen(heads[i].name);     /* architecture suffix */
+		if (alen > sl && !strcmp(m->arch + alen - sl, heads[i].name))
+			m->head = heads[i].value;
 	}
 	if (m->head != EMB_HEAD_CLASSIFIER)
 		return 0;
@@ -192,8 +153,7 @@ int emb_model_config_positions(const struct json_t *cfg)
 	if (json_is_object(cfg) && !pick_family(&m, cfg, &err) &&
 	    !m.fam->config(&m, (json_t *)cfg, &err))
 		n = m.usable_pos;
-	if (m.fam && m.fam->release)
-		m.fam->release(&m);
+	emb_net_release(&m);
 	free(m.arch);
 	return n;
 }
@@ -252,7 +212,7 @@ int emb_model_load(emb_model **out, const char *dir,
 			break;
 		}
 	}
-	if (m->fam->load(m, err))
+	if (emb_net_load(m, err))
 		goto out;
 	if (m->a8 && m->n_a8 == 0) {
 		emb_err_set(err, "%s: int8 activations need int8 weights (a "
@@ -278,8 +238,7 @@ void emb_model_free(emb_model *m)
 {
 	if (!m)
 		return;
-	if (m->fam && m->fam->release)
-		m->fam->release(m);
+	emb_net_release(m);
 	emb_threads_free(m->tp);
 	for (int i = 0; m->labels && i < m->num_labels; i++)
 		free(m->labels[i]);
@@ -379,7 +338,7 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
 	for (int s = 0; s < nseq; s++)
 		start[s + 1] = start[s] + seqs[s].len;
 	b = (emb_batch){ seqs, nseq, start, (int)total, maxlen };
-	rc = m->fam->forward(m, out, &b, err);
+	rc = emb_net_forward(m, out, &b, err);
 	free(start);
 	return rc;
 }

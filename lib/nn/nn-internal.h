@@ -3,10 +3,14 @@
  * model object, the family (architecture) table and the
  * layer helpers every family's forward is built from.
  *
- * A family (arch_*.c) supplies an emb_family: parse its config.json
- * fields, map and check its tensors (emb_model_linear, emb_model_norm,
- * emb_model_table), and run its forward over an emb_batch with the shared
- * layers (emb_linear_fwd, emb_norm_fwd, emb_act_fwd, emb_attention...).
+ * A family (arch_*.c) supplies an emb_family: its registration
+ * (architectures, model types, tensor prefixes), a config.json reader
+ * that fills the common fields and the layer description m->net
+ * (emb_net: norm placement and kind, biases, FFN kind, positions, q/k
+ * norms, GQA, causal, windows per layer, scales), the table of its
+ * tensor names, and optionally its heads.  driver.c loads the tensors
+ * and runs the one forward from that description with the shared
+ * layers (emb_linear_fwd, emb_norm_fwd, emb_attention...).
  */
 #ifndef EMB_NN_INTERNAL_H
 #define EMB_NN_INTERNAL_H
@@ -84,22 +88,117 @@ typedef struct emb_batch {
 	int maxlen;             /* longest sequence */
 } emb_batch;
 
+/* config.json "model_type" (when there is no "architectures") and the
+ * architecture it stands for */
+typedef struct emb_model_type {
+	const char *type, *arch;
+} emb_model_type;
+
+/* registration lists inside an emb_family initializer:
+ * .archs = EMB_LIST("BertModel", ...), .types = EMB_TYPES({ "bert",
+ * "BertModel" }, ...), .prefixes = EMB_LIST("", "bert.") */
+#define EMB_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define EMB_TYPES(...) ((const emb_model_type[]){ __VA_ARGS__, { NULL, NULL } })
+
+/*
+ * A family: its registration (the architectures and model types it
+ * runs), its config.json reader (common fields and the layer
+ * description m->net) and the tensor names the driver loads from.
+ */
 typedef struct emb_family {
 	const char *name;               /* "bert" */
+	const char *const *archs;       /* NULL-terminated: "BertModel"... */
+	const emb_model_type *types;    /* ends with { NULL }; may be NULL */
 	const char *const *prefixes;    /* tried in order, e.g. "", "bert." */
 	const char *probe;              /* tensor that selects the prefix */
-	/* read the family's fields from config.json into m (and m->fam_data) */
+	/* read the family's fields from config.json into m and m->net
+	 * (m->fam_data: the family's own, freed with the model) */
 	int (*config)(emb_model *m, const json_t *cfg, emb_err *err);
-	/* look up, check and convert the weights (m->st is open) */
-	int (*load)(emb_model *m, emb_err *err);
-	/* out (b->ntok, hidden): ids already checked against the vocab */
-	int (*forward)(emb_model *m, float *out, const emb_batch *b,
-	               emb_err *err);
-	void (*release)(emb_model *m);  /* may be NULL */
+	const struct emb_net_names *names;  /* tensors (driver.c) */
 	/* optional: fill m->cls (m->head == EMB_HEAD_CLASSIFIER) or m->mlm
 	 * (EMB_HEAD_MLM) from the checkpoint; called once, on first use */
 	int (*head)(emb_model *m, emb_err *err);
 } emb_family;
+
+/* ------------------------------------------------------------------ */
+/* the layer description one driver runs for every family (driver.c)   */
+
+enum emb_place {
+	EMB_PLACE_POST,         /* h = attn_norm(h + attn(h));
+	                           h = ffn_norm(h + ffn(h))  (BERT) */
+	EMB_PLACE_PRE,          /* h = h + [post_attn](attn(attn_norm(h)));
+	                           h = h + [post_ffn](ffn(ffn_norm(h)));
+	                           with post_attn/post_ffn: sandwich (Gemma) */
+};
+
+enum emb_ffn {
+	EMB_FFN_MLP,            /* down(act(up x)) */
+	EMB_FFN_GLU,            /* down(act(a) * b), [a | b] = up x */
+	EMB_FFN_GLU2,           /* down(a * act(b)), [a | b] = up x (nomic) */
+};
+
+enum emb_pos {
+	EMB_POS_NONE,
+	EMB_POS_TABLE,          /* absolute table (net.pad: RoBERTa offset) */
+	EMB_POS_ROPE,           /* rotary, per layer global/local theta */
+};
+
+/* one layer's weights and attention shape (n == 0 / in == 0: absent) */
+typedef struct emb_layer {
+	emb_linear qkv, o, up, down;    /* qkv: [Q | K | V]; up: (I or 2I, H) */
+	emb_norm attn_norm, ffn_norm;   /* placement: enum emb_place */
+	emb_norm post_attn, post_ffn;   /* pre-norm: on the branch (sandwich) */
+	emb_norm q_norm, k_norm;        /* per head, before RoPE */
+	int window;             /* > 0: keys |i - j| < window only */
+	int local;              /* RoPE: net.inv_local, else inv_global */
+} emb_layer;
+
+/*
+ * The tensors a family's checkpoint names, without prefix; NULL: none.
+ * Linear and norm names are stems ("attention.self.query"): ".weight"
+ * and ".bias" are appended.  Layer names follow layer ("encoder.layer.%d.").
+ */
+typedef struct emb_net_names {
+	const char *word, *type, *pos;  /* embedding tables (".weight" full) */
+	const char *emb_norm, *final_norm;
+	const char *relbias;    /* MPNet: (buckets, heads) table */
+	const char *layer;
+	const char *q, *k, *v;  /* k NULL: q names the fused QKV */
+	const char *o;
+	const char *up, *up2;   /* up2: the second half, stacked [up | up2] */
+	const char *down;
+	const char *attn_norm, *ffn_norm, *post_attn, *post_ffn;
+	const char *q_norm, *k_norm;
+	int down_first;         /* load down before up (the tensor a shape
+	                           message names first) */
+} emb_net_names;
+
+struct emb_rope;
+
+typedef struct emb_net {
+	int place;              /* enum emb_place */
+	int ffn;                /* enum emb_ffn (activation: m->act) */
+	int pos;                /* enum emb_pos */
+	int kv_heads;           /* GQA: query head h reads kv head
+	                           h / (heads / kv_heads) */
+	int causal;
+	int norm_kind;          /* enum emb_norm_kind, every norm */
+	int norm_bias;          /* LayerNorms have .bias tensors */
+	int bias_qkv, bias_o, bias_up, bias_down;
+	int no_norm0;           /* layer 0 has no attn_norm (ModernBERT) */
+	int pad;                /* TABLE: >= 0, positions from padding_idx */
+	int buckets;            /* > 0: MPNet relative position buckets */
+	float scale;            /* attention score scale */
+	float embed_scale;      /* 0: none, else word rows times it */
+	float inv_global[512], inv_local[512];  /* RoPE frequencies */
+	/* optional RoPE frequencies for a sequence of len (dynamic NTK) */
+	void (*inv_for_len)(float *inv, const struct emb_rope *r, int len);
+	const void *rope_ctx;
+	/* loaded */
+	const float *word, *type, *pos_table, *relw;
+	emb_norm emb_norm, final_norm;
+	emb_layer *layer;       /* (layers) */
+} emb_net;
 
 typedef struct emb_alloc emb_alloc;
 
@@ -118,7 +217,8 @@ struct emb_model {
 	int usable_pos;         /* emb_model_max_positions() */
 	float eps;
 	int act;                /* enum emb_act */
-	void *fam_data;         /* the family's own (freed by release) */
+	void *fam_data;         /* the family's own (freed with the model) */
+	emb_net net;            /* the layer description (driver.c) */
 
 	/* head named by the architecture (emb_model_head) */
 	int head;               /* enum emb_head */
@@ -157,6 +257,12 @@ struct emb_model {
 
 /* ------------------------------------------------------------------ */
 /* config.json helpers: messages "config.json: field 'X' ..."           */
+
+/* a name and the enum value it stands for (lookup tables) */
+typedef struct emb_named {
+	const char *name;
+	int value;
+} emb_named;
 
 /* integer field: def when absent and def >= 0, else required;
  * must be >= min */
@@ -312,34 +418,52 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err);
 
 /* ------------------------------------------------------------------ */
-/* decoder-style families (decoder.c; arch_qwen3.c, arch_gemma3.c)     */
+/* the driver (driver.c)                                               */
 
-typedef struct emb_dec_layer {
-	emb_linear qkv, o, gate_up, down;   /* gate_up: [gate | up] */
-	emb_norm in_norm, post_attn, pre_ff, post_ff, q_norm, k_norm;
-} emb_dec_layer;
+/* m->net.layer for m->layers layers (zeroed); families call it from
+ * their config hook once m->layers is known */
+int emb_net_layers(emb_model *m, emb_err *err);
+/* load m->net's tensors from m->fam->names (m->st is open) */
+int emb_net_load(emb_model *m, emb_err *err);
+/* out (b->ntok, hidden): ids already checked against the vocab */
+int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
+                    emb_err *err);
+/* free m->net.layer and m->fam_data */
+void emb_net_release(emb_model *m);
 
-typedef struct emb_decoder {
-	int kv_heads, bias, causal;
-	int sandwich;           /* Gemma: post-attention and pre/post-FF norms */
-	int unit_norm;          /* Gemma: RMSNorm x * (1 + w) */
-	float embed_scale;      /* 0: none */
-	float theta, scale;     /* rope_theta; attention score scale */
-	unsigned char *sliding; /* (layers) 1: local layer, or NULL */
-	int window;             /* local layers: keys |i - j| < window */
-	const float *embed;
-	emb_norm norm;
-	float inv_global[512], inv_local[512];
-	emb_dec_layer *layer;
-} emb_decoder;
+/* the Hugging Face decoder's tensor names (Qwen3, Gemma 3), inside an
+ * emb_net_names initializer; the family adds its FFN-side norms */
+#define EMB_DECODER_NAMES \
+	.word = "embed_tokens.weight", .final_norm = "norm", \
+	.layer = "layers.%d.", .q = "self_attn.q_proj", .k = "self_attn.k_proj", \
+	.v = "self_attn.v_proj", .o = "self_attn.o_proj", \
+	.up = "mlp.gate_proj", .up2 = "mlp.up_proj", .down = "mlp.down_proj", \
+	.attn_norm = "input_layernorm", .q_norm = "self_attn.q_norm", \
+	.k_norm = "self_attn.k_norm"
 
-/* common fields (hidden_size, heads, kv heads, head_dim, rope_theta...);
- * d (calloc'ed) becomes m->fam_data */
-int emb_decoder_config(emb_model *m, const json_t *cfg, emb_decoder *d,
-                       emb_err *err);
-int emb_decoder_load(emb_model *m, emb_err *err);
-int emb_decoder_forward(emb_model *m, float *out, const emb_batch *b,
-                        emb_err *err);
-void emb_decoder_release(emb_model *m);
+/* config.json sizes common to every family, read in this order under
+ * the family's names: hidden, layers, heads, intermediate (default
+ * inter_def when >= 0), vocab_size */
+int emb_cfg_dims(emb_model *m, const json_t *cfg, const char *hidden,
+                 const char *layers, const char *heads, const char *inter,
+                 int inter_def, emb_err *err);
+/* m->head_dim = hidden / heads, "config.json: field 'HKEY' (%d) must be
+ * a multiple of 'NKEY' (%d)" otherwise */
+int emb_cfg_head_dim(emb_model *m, const char *hkey, const char *nkey,
+                     emb_err *err);
+/* KEY absent or null, else "config.json: field 'KEY'NOTE is not
+ * supported (supported: null)" */
+int emb_cfg_null(const json_t *cfg, const char *key, const char *note,
+                 emb_err *err);
+/* v > 0, else "config.json: field 'KEY' must be positive" */
+int emb_cfg_positive(float v, const char *key, emb_err *err);
+/* RoPE head size: even and at most 1024, else "config.json: PRE<head_dim>POST
+ * must be even and at most 1024" */
+int emb_cfg_rope_dim(const emb_model *m, const char *pre, const char *post,
+                     emb_err *err);
+/* the Hugging Face decoder fields (Qwen3, Gemma 3): sizes, kv heads,
+ * head_dim, rms_norm_eps, rope_theta (m->net.inv_global),
+ * attention_bias; pre-norm RMSNorm, gated FFN, RoPE */
+int emb_cfg_decoder(emb_model *m, const json_t *cfg, emb_err *err);
 
 #endif /* EMB_NN_INTERNAL_H */

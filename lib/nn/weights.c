@@ -268,6 +268,29 @@ int emb_model_table(const float **out, emb_model *m, const char *name,
 }
 
 /*
+ * t's bytes in the read-only private file mapping are not needed again
+ * (packed into model memory): give their pages back, the page-aligned
+ * interior only (neighbours share the edge pages).  Safe whatever reads
+ * them later: untouched pages of a private file mapping are re-read
+ * from the file.  Keeps peak RSS near one copy of the weights.
+ */
+static void drop_source(const emb_tensor *t)
+{
+#ifdef MADV_DONTNEED
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (!t || pg == 0 || pg == (uintptr_t)-1 || t->nbytes < pg)
+		return;
+	a = ((uintptr_t)t->data + pg - 1) / pg * pg;
+	b = ((uintptr_t)t->data + t->nbytes) / pg * pg;
+	if (b > a)
+		madvise((void *)a, (size_t)(b - a), MADV_DONTNEED);
+#else
+	(void)t;
+#endif
+}
+
+/*
  * int8 weights for w (n,k): W8 (weights_int8 or an I8 checkpoint)
  * replaces w by its int8 round trip; with act_int8 also keeps the int8
  * panels for the W8A8 GEMM.
@@ -361,6 +384,7 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 			return -1;
 		// W (total,in) -> panels
 		emb_pack_weights(wp, wt[0]->data, (int)total, in);
+		drop_source(wt[0]);
 		out->wp = wp;
 		out->b = b;
 		out->in = in;
@@ -383,6 +407,8 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 		goto out;
 	// W (total,in) -> panels
 	emb_pack_weights(wp, w, (int)total, in);
+	for (int i = 0; i < nparts; i++)
+		drop_source(wt[i]);
 	out->wp = wp;
 	out->b = b;
 	out->in = in;

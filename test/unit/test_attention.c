@@ -67,15 +67,18 @@ static void free_fake(emb_model *m)
 	free(m);
 }
 
-Test(attention, masks_gqa_and_batching)
+/* every kernel variant, the four masks (none, causal, window, both), the
+ * batch against the oracle and each sequence alone against the batch */
+static void check_attention(int heads, int kvh, int dh, const int *lens,
+                            int NS, int maxlen)
 {
-	static const int lens[] = { 5, 70, 1, 17, 33 };
-	enum { NS = 5 };
-	const int heads = 4, kvh = 2, dh = 24, ldc = heads * dh;
+	const int ldc = heads * dh;
 	const int ld = ldc + 2 * kvh * dh;     /* packed q|k|v rows */
 	const emb_kernels *v[4];
-	int nv = tu_all_variants(v), start[NS + 1] = { 0 }, T;
-	emb_seq seqs[NS];
+	int nv = tu_all_variants(v), start[8] = { 0 }, T;
+	emb_seq seqs[8];
+
+	cr_assert(NS <= 7);
 
 	for (int s = 0; s < NS; s++) {
 		start[s + 1] = start[s] + lens[s];
@@ -94,8 +97,8 @@ Test(attention, masks_gqa_and_batching)
 				.ldq = ld, .ldk = ld, .ldv = ld, .scale = 0.2f,
 				.causal = mode & 1, .window = mode & 2 ? 9 : 0,
 			};
-			emb_batch b = { seqs, NS, start, T, 70 };
-			emb_model *m = fake_model(v[vi], 2, 70);
+			emb_batch b = { seqs, NS, start, T, maxlen };
+			emb_model *m = fake_model(v[vi], 2, maxlen);
 			emb_err err;
 			cr_assert_eq(emb_attention(m, ctx, &a, &b, &err), 0, "%s", err.msg);
 			for (int s = 0; s < NS; s++) {
@@ -119,4 +122,22 @@ Test(attention, masks_gqa_and_batching)
 			free_fake(m);
 		}
 	free(qkv); free(ctx); free(one); free(ref);
+}
+
+Test(attention, masks_gqa_and_batching)
+{
+	static const int lens[] = { 5, 70, 1, 17, 33 };
+
+	check_attention(4, 2, 24, lens, 5, 70);
+}
+
+/* 3 query heads on 1 kv head; one long odd sequence alone (split over
+ * heads and query blocks), one token alone, and a short pair */
+Test(attention, gqa_three_heads_one_kv)
+{
+	static const int one_long[] = { 131 }, one[] = { 1 }, pair[] = { 2, 9 };
+
+	check_attention(3, 1, 16, one_long, 1, 131);
+	check_attention(3, 1, 16, one, 1, 1);
+	check_attention(3, 1, 20, pair, 2, 9);
 }

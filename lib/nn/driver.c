@@ -1,0 +1,375 @@
+/*
+ * driver.c - the one forward every family runs: the layer description
+ * (emb_net, nn-internal.h) filled by the family's config hook, its
+ * tensors loaded from the family's name table, and the layer loop.
+ *
+ *   h = [emb_norm]((word[id] | word[id] * embed_scale) [+ type[tt]]
+ *                  [+ pos[p]])
+ *   per layer, post-norm (BERT, nomic):
+ *     h = attn_norm(h + o(attention(qkv h)))
+ *     h = ffn_norm(h + ffn(h))
+ *   per layer, pre-norm (ModernBERT, Qwen3, Gemma 3):
+ *     h = h + [post_attn](o(attention(qkv attn_norm(h))))
+ *     h = h + [post_ffn](ffn(ffn_norm(h)))
+ *   h = [final_norm](h)
+ *
+ * attention: optional per-head q/k norms, RoPE (global or local
+ * frequencies per layer, optional per-length hook), GQA, causal or a
+ * window per layer, an MPNet relative position bias; ffn: an MLP
+ * down(act(up x)) or gated (act on the first or the second half).
+ * Post-norm MLP layers take the fused row-block path (emb_post_attn_fwd).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nn/nn-internal.h"
+
+/* ------------------------------------------------------------------ */
+/* description and tensors                                             */
+
+int emb_net_layers(emb_model *m, emb_err *err)
+{
+	free(m->net.layer);
+	if (!(m->net.layer = calloc((size_t)m->layers, sizeof(emb_layer))))
+		return emb_err_set(err, "out of memory");
+	return 0;
+}
+
+void emb_net_release(emb_model *m)
+{
+	free(m->net.layer);
+	m->net.layer = NULL;
+	free(m->fam_data);
+	m->fam_data = NULL;
+}
+
+typedef struct names_buf {
+	char w[4][192], b[4][192];
+} names_buf;
+
+/* "PRE" STEM ".weight" into buf (NULL stem: NULL) */
+static const char *nm(char *buf, const char *pre, const char *stem,
+                      const char *suf)
+{
+	if (!stem)
+		return NULL;
+	snprintf(buf, 192, "%s%s.%s", pre, stem, suf);
+	return buf;
+}
+
+/* a norm from STEM (absent: left zero) */
+static int load_norm(emb_model *m, emb_norm *out, const char *pre,
+                     const char *stem, int n, names_buf *nb, emb_err *err)
+{
+	const emb_net *d = &m->net;
+
+	if (!stem)
+		return 0;
+	return emb_model_norm_kind(out, m, nm(nb->w[0], pre, stem, "weight"),
+	                           d->norm_bias ? nm(nb->b[0], pre, stem, "bias")
+	                           : NULL, n, m->eps, d->norm_kind, err);
+}
+
+/* a linear from up to three stems stacked along the output */
+static int load_linear(emb_model *m, emb_linear *out, const char *pre,
+                       int nparts, const char *const *stems, const int *outs,
+                       int in, int bias, names_buf *nb, emb_err *err)
+{
+	const char *wn[3], *bn[3];
+
+	for (int i = 0; i < nparts; i++) {
+		wn[i] = nm(nb->w[i], pre, stems[i], "weight");
+		bn[i] = nm(nb->b[i], pre, stems[i], "bias");
+	}
+	return emb_model_linear_cat(out, m, nparts, wn, bias ? bn : NULL, outs,
+	                            in, err);
+}
+
+static int load_layer(emb_model *m, int l, emb_layer *L, emb_err *err)
+{
+	const emb_net_names *n = m->fam->names;
+	const emb_net *d = &m->net;
+	int H = m->hidden, I = m->inter, dh = m->head_dim;
+	int nq = m->heads * dh, nkv = d->kv_heads * dh;
+	int gated = d->ffn != EMB_FFN_MLP;
+	const char *qkv[3] = { n->q, n->k, n->v }, *up[2] = { n->up, n->up2 };
+	const int qkv_outs[3] = { nq, nkv, nkv }, fused = nq + 2 * nkv;
+	const int up_outs[2] = { I, I }, up_one = gated ? 2 * I : I;
+	names_buf nb;
+	char pre[64];
+
+	snprintf(pre, sizeof(pre), n->layer, l);
+	return load_linear(m, &L->qkv, pre, n->k ? 3 : 1, qkv,
+	                   n->k ? qkv_outs : &fused, H, d->bias_qkv, &nb, err) ||
+	       load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, &nb,
+	                   err) ||
+	       (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                     I, d->bias_down, &nb, err)) ||
+	       load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
+	                   n->up2 ? up_outs : &up_one, H, d->bias_up, &nb, err) ||
+	       (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                      I, d->bias_down, &nb, err)) ||
+	       load_norm(m, &L->attn_norm, pre, l == 0 && d->no_norm0 ? NULL :
+	                 n->attn_norm, H, &nb, err) ||
+	       load_norm(m, &L->ffn_norm, pre, n->ffn_norm, H, &nb, err) ||
+	       load_norm(m, &L->post_attn, pre, n->post_attn, H, &nb, err) ||
+	       load_norm(m, &L->post_ffn, pre, n->post_ffn, H, &nb, err) ||
+	       load_norm(m, &L->q_norm, pre, n->q_norm, dh, &nb, err) ||
+	       load_norm(m, &L->k_norm, pre, n->k_norm, dh, &nb, err) ? -1 : 0;
+}
+
+int emb_net_load(emb_model *m, emb_err *err)
+{
+	const emb_net_names *n = m->fam->names;
+	emb_net *d = &m->net;
+	int H = m->hidden;
+	names_buf nb;
+
+	if (!d->layer && emb_net_layers(m, err))
+		return -1;
+	if (emb_model_table(&d->word, m, n->word, m->vocab, H, err) ||
+	    (n->type && emb_model_table(&d->type, m, n->type, m->type_vocab, H,
+	                                err)) ||
+	    (n->pos && emb_model_table(&d->pos_table, m, n->pos, m->max_pos, H,
+	                               err)) ||
+	    load_norm(m, &d->emb_norm, "", n->emb_norm, H, &nb, err) ||
+	    load_norm(m, &d->final_norm, "", n->final_norm, H, &nb, err))
+		return -1;
+	if (d->buckets && emb_model_table(&d->relw, m, n->relbias, d->buckets,
+	                                  m->heads, err))
+		return -1;
+	for (int l = 0; l < m->layers; l++)
+		if (load_layer(m, l, &d->layer[l], err))
+			return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* embeddings                                                          */
+
+typedef struct embed_job {
+	const emb_model *m;
+	float *h;
+	const emb_batch *b;
+} embed_job;
+
+/* rows of sequences [begin, end) */
+static void embed_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const embed_job *j = ctx;
+	const emb_net *d = &j->m->net;
+	const emb_kernels *k = j->m->k;
+	int H = j->m->hidden;
+
+	(void)tid;
+	for (size_t s = begin; s < end; s++) {
+		const emb_seq *q = &j->b->seqs[s];
+		int p = d->pad;         /* RoBERTa: pad + running count of non-pads */
+		for (int i = 0; i < q->len; i++) {
+			float *h = j->h + (size_t)(j->b->start[s] + i) * H;
+			const float *e = d->word + (size_t)q->ids[i] * H, *src = h;
+			int tt = q->type_ids ? q->type_ids[i] : 0;
+			if (d->embed_scale) {
+				for (int c = 0; c < H; c++)
+					h[c] = e[c] * d->embed_scale;
+			} else if (d->type || d->pos_table || !d->emb_norm.n) {
+				memcpy(h, e, (size_t)H * sizeof(float));
+			} else {
+				src = e;        /* the norm reads the table row */
+			}
+			if (d->type)
+				k->add(h, d->type + (size_t)tt * H, H);
+			if (d->pos_table) {
+				int pos = i;
+				if (d->pad >= 0)
+					pos = q->ids[i] == d->pad ? d->pad : ++p;
+				k->add(h, d->pos_table + (size_t)pos * H, H);
+			}
+			if (d->emb_norm.n)
+				k->layernorm(h, src, d->emb_norm.w, d->emb_norm.b, H,
+				             d->emb_norm.eps);
+		}
+	}
+}
+
+/*
+ * MPNet's relative position bucket (T5 style, bidirectional) of key j
+ * for query i, computed in float32 as transformers does
+ */
+static int rel_bucket(int rel, int buckets, int max_distance)
+{
+	int n = -rel, ret = 0, nb = buckets / 2, exact = nb / 2;
+
+	if (n < 0)
+		ret += nb;
+	n = n < 0 ? -n : n;
+	if (n < exact)
+		return ret + n;
+	float v = logf((float)n / (float)exact);
+	v = v / (float)log((double)max_distance / exact);
+	v = v * (float)(nb - exact);
+	int large = exact + (int)v;
+	return ret + (large < nb - 1 ? large : nb - 1);
+}
+
+/* (heads, 2 maxlen - 1): bias of relative position j - i per head */
+static float *rel_bias(const emb_model *m, int maxlen, emb_err *err)
+{
+	const emb_net *d = &m->net;
+	int R = 2 * maxlen - 1;
+	float *t = malloc((size_t)R * (size_t)m->heads * sizeof(float));
+
+	if (!t) {
+		emb_err_set(err, "out of memory");
+		return NULL;
+	}
+	for (int r = 0; r < R; r++) {
+		int bk = rel_bucket(r - (maxlen - 1), d->buckets, 128);
+		for (int h = 0; h < m->heads; h++)
+			t[(size_t)h * R + r] = d->relw[(size_t)bk * m->heads + h];
+	}
+	return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* the layer loop                                                      */
+
+/* h (T,H) += x (T,H) */
+static void add_rows(const emb_model *m, float *h, const float *x, size_t T)
+{
+	size_t H = (size_t)m->hidden;
+
+	for (size_t t = 0; t < T; t++)
+		m->k->add(h + t * H, x + t * H, (int)H);
+}
+
+/* x (T,H) = ffn(in (T,H)); mid scratch (T,3I) */
+static void ffn_fwd(emb_model *m, float *x, const float *in, float *mid,
+                    size_t T, const emb_layer *L)
+{
+	const emb_net *d = &m->net;
+	size_t H = (size_t)m->hidden, I = (size_t)m->inter;
+
+	if (d->ffn == EMB_FFN_MLP) {
+		emb_linear_act_fwd(m, mid, (int)I, in, (int)H, (int)T, &L->up,
+		                   m->act);
+		emb_linear_fwd(m, x, (int)H, mid, (int)I, (int)T, &L->down);
+		return;
+	}
+	// mid (T,2I) = [a | b] = up in; (T,I) = act(a) * b or a * act(b)
+	emb_linear_fwd(m, mid, 2 * (int)I, in, (int)H, (int)T, &L->up);
+	emb_glu_fwd(m, mid + T * 2 * I, mid, (int)T, (int)I, m->act,
+	            d->ffn == EMB_FFN_GLU);
+	emb_linear_fwd(m, x, (int)H, mid + T * 2 * I, (int)I, (int)T, &L->down);
+}
+
+int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
+                    emb_err *err)
+{
+	const emb_net *d = &m->net;
+	size_t T = (size_t)b->ntok, H = (size_t)m->hidden, I = (size_t)m->inter;
+	size_t nq = (size_t)m->heads * m->head_dim;
+	size_t nkv = (size_t)d->kv_heads * m->head_dim, nqkv = nq + 2 * nkv;
+	int fuse = d->place == EMB_PLACE_POST && d->ffn == EMB_FFN_MLP;
+	float *qkv, *ctx, *x, *mid, *h = out, *relbias = NULL;
+	embed_job ej = { m, h, b };
+	emb_post_attn pa = { 0 };
+	size_t nmid, per = nqkv + nq + H;
+	int rc = -1;
+
+	if (fuse && m->layers > 0)
+		pa = (emb_post_attn){ &d->layer[0].o, &d->layer[0].up,
+		                      &d->layer[0].down, &d->layer[0].attn_norm,
+		                      &d->layer[0].ffn_norm, m->act };
+	/* scratch: qkv (T,nqkv), ctx (T,nq), x (T,H), mid: the fused path's
+	 * (T,I) or none, else (T,3I) */
+	if (fuse)
+		nmid = m->layers > 0 ? emb_post_attn_scratch(m, (int)T, &pa) : 0;
+	else
+		per += 3 * I;
+	if (T > SIZE_MAX / (per + (fuse ? I : 0)) / sizeof(float))
+		return emb_err_set(err, "batch of %zu tokens is too large", T);
+	if (!fuse)
+		nmid = 0;
+	if (!(qkv = emb_model_scratch(m, T * per + nmid, err)))
+		return -1;
+	ctx = qkv + T * nqkv;
+	x = ctx + T * nq;
+	mid = x + T * H;
+
+	if (d->buckets && !(relbias = rel_bias(m, b->maxlen, err)))
+		return -1;
+	emb_threads_for(m->tp, (size_t)b->nseq, 1, embed_task, &ej);
+	for (int l = 0; l < m->layers; l++) {
+		const emb_layer *L = &d->layer[l];
+		emb_attn a = {
+			.heads = m->heads, .kv_heads = d->kv_heads,
+			.head_dim = m->head_dim,
+			.q = qkv, .k = qkv + nq, .v = qkv + nq + nkv,
+			.ldq = (int)nqkv, .ldk = (int)nqkv, .ldv = (int)nqkv,
+			.scale = d->scale, .causal = d->causal, .window = L->window,
+			.relbias = relbias, .rel_max = relbias ? b->maxlen : 0,
+		};
+		emb_rope r = {
+			.q = qkv, .k = qkv + nq, .ldq = (int)nqkv, .ldk = (int)nqkv,
+			.heads = m->heads, .kv_heads = d->kv_heads,
+			.head_dim = m->head_dim, .dim = m->head_dim,
+			.inv_freq = L->local ? d->inv_local : d->inv_global,
+			.inv_for_len = d->inv_for_len, .ctx = d->rope_ctx,
+		};
+		const float *in = h;
+
+		// x = attn_norm(h) (pre-norm); qkv (T,nqkv) = in @ Wqkv^T
+		if (d->place == EMB_PLACE_PRE && L->attn_norm.n) {
+			emb_norm_fwd(m, x, h, NULL, (int)T, &L->attn_norm);
+			in = x;
+		}
+		emb_linear_fwd(m, qkv, (int)nqkv, in, (int)H, (int)T, &L->qkv);
+		// per-head q_norm, k_norm, then RoPE; ctx (T,nq)
+		if (L->q_norm.n)
+			emb_head_norm_fwd(m, qkv, (int)nqkv, (int)T, m->heads,
+			                  &L->q_norm);
+		if (L->k_norm.n)
+			emb_head_norm_fwd(m, qkv + nq, (int)nqkv, (int)T, d->kv_heads,
+			                  &L->k_norm);
+		if ((d->pos == EMB_POS_ROPE && emb_rope_fwd(m, &r, b, err)) ||
+		    emb_attention(m, ctx, &a, b, err))
+			goto out;
+		if (fuse) {
+			// h = ffn_norm(h1 + down(act(up(h1)))), h1 = attn_norm(h + o ctx)
+			pa = (emb_post_attn){ &L->o, &L->up, &L->down, &L->attn_norm,
+			                      &L->ffn_norm, m->act };
+			if (emb_post_attn_fwd(m, h, ctx, x, nmid ? mid : NULL, (int)T,
+			                      &pa, err))
+				goto out;
+			continue;
+		}
+		// x = o ctx; h = attn_norm(h + x) or h += [post_attn](x)
+		emb_linear_fwd(m, x, (int)H, ctx, (int)nq, (int)T, &L->o);
+		if (d->place == EMB_PLACE_POST) {
+			emb_norm_fwd(m, h, x, h, (int)T, &L->attn_norm);
+			in = h;
+		} else {
+			if (L->post_attn.n)
+				emb_norm_fwd(m, x, x, NULL, (int)T, &L->post_attn);
+			add_rows(m, h, x, T);
+			emb_norm_fwd(m, x, h, NULL, (int)T, &L->ffn_norm);
+			in = x;
+		}
+		// x = ffn(in); h = ffn_norm(h + x) or h += [post_ffn](x)
+		ffn_fwd(m, x, in, mid, T, L);
+		if (d->place == EMB_PLACE_POST) {
+			emb_norm_fwd(m, h, x, h, (int)T, &L->ffn_norm);
+		} else {
+			if (L->post_ffn.n)
+				emb_norm_fwd(m, x, x, NULL, (int)T, &L->post_ffn);
+			add_rows(m, h, x, T);
+		}
+	}
+	if (d->final_norm.n)
+		emb_norm_fwd(m, h, h, NULL, (int)T, &d->final_norm);
+	rc = 0;
+out:
+	free(relbias);
+	return rc;
+}
