@@ -10,7 +10,7 @@ BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
-	lib/io/file.o
+	lib/io/file.o lib/io/base64.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
 	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o

@@ -244,6 +244,16 @@ void emb_out_int(emb_buf *b, const char *key, long long v);
 void emb_out_string(emb_buf *b, const char *key, const char *s, size_t n);
 void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n);
 void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n);
+/*
+ * Standard base64 (RFC 4648 alphabet) S (LEN bytes) -> OUT (room for
+ * LEN / 4 * 3 + 2 bytes): the count of bytes, or -1 on a character
+ * outside the alphabet, '=' anywhere but at the end, more than two '=',
+ * or '=' in a length that is not a multiple of 4.  PAD_REQUIRED: the
+ * length must be a multiple of 4 (else unpadded input is accepted).
+ */
+long emb_base64_decode(unsigned char *out, const char *s, size_t len,
+                       int pad_required);
+
 /* b64: write KEY_b64 instead of KEY */
 void emb_out_floats(emb_buf *b, const char *key, const float *v, size_t n,
                     int b64);

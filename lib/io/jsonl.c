@@ -1039,63 +1039,6 @@ static int parse_float_row(const char *s, size_t *i, float **a, size_t *cnt,
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* decode base64 (RFC 4648, padding required) of S into new *out */
-static int b64_decode(unsigned char **out, size_t *olen, const char *s,
-                      size_t n)
-{
-	unsigned char *o;
-	size_t i, k = 0, pad = 0;
-
-	*out = NULL;
-	*olen = 0;
-	if (n % 4)
-		return -1;
-	if (n >= 1 && s[n - 1] == '=')
-		pad++;
-	if (n >= 2 && s[n - 2] == '=')
-		pad++;
-	o = malloc(n / 4 * 3 + 1);
-	if (!o)
-		return -1;
-	for (i = 0; i < n; i += 4) {
-		int v[4], j;
-		uint32_t w;
-		for (j = 0; j < 4; j++) {
-			if (s[i + j] == '=' && i + 4 == n && j >= 4 - (int)pad)
-				v[j] = 0;
-			else if ((v[j] = b64val((unsigned char)s[i + j])) < 0) {
-				free(o);
-				return -1;
-			}
-		}
-		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-		    (uint32_t)v[2] << 6 | (uint32_t)v[3];
-		o[k++] = (unsigned char)(w >> 16);
-		if (!(i + 4 == n && pad >= 2))
-			o[k++] = (unsigned char)(w >> 8);
-		if (!(i + 4 == n && pad >= 1))
-			o[k++] = (unsigned char)w;
-	}
-	*out = o;
-	*olen = k;
-	return 0;
-}
-
 static int is_little_endian(void)
 {
 	const uint16_t x = 1;
@@ -1107,21 +1050,24 @@ static int b64_row(const char *s, size_t len, float **a, size_t *cnt,
                    size_t *cap, size_t *ncols, const char *key, emb_err *err)
 {
 	unsigned char *raw;
-	size_t rl, i, nf, tmp;
+	size_t i, nf, tmp;
+	long rn;
 	char *str;
 
 	/* base64 never needs escapes; unescape anyway for robustness */
 	str = unescape(s, len, &tmp);
 	if (!str)
 		return emb_err_set(err, "out of memory");
-	if (b64_decode(&raw, &rl, str, tmp) < 0 || rl % 4) {
+	raw = malloc(tmp / 4 * 3 + 3);
+	rn = raw ? emb_base64_decode(raw, str, tmp, 1) : -1;
+	if (rn < 0 || rn % 4) {
 		free(str);
 		free(raw);
 		return emb_err_set(err, "field '%s_b64' is not valid base64 of float32 values",
 		                   key);
 	}
 	free(str);
-	nf = rl / 4;
+	nf = (size_t)rn / 4;
 	if (grow((void **)a, cap, *cnt + nf + 1, sizeof(float)) < 0) {
 		free(raw);
 		return emb_err_set(err, "out of memory");
