@@ -64,6 +64,13 @@ size_t emb_dtype_size(emb_dtype dt);
  * nbytes == numel * dtype size, no overflow).  *out: new, emb_safetensors_free.
  */
 int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err);
+/*
+ * The start of a safetensors file on F: the 8-byte little-endian length
+ * of the JSON header HTEXT padded with spaces to a multiple of 8, then
+ * the header.  Errors show in ferror(F).
+ */
+void emb_safetensors_write_header(FILE *f, const char *htext);
+
 /* the same, but every file opened must stay inside the model directory
  * ROOT (io/file.h); emb_safetensors_open uses PATH itself as ROOT when it
  * is a directory, and the index's folder for an index file */

@@ -890,3 +890,16 @@ int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)
 	}
 	}
 }
+
+void emb_safetensors_write_header(FILE *f, const char *htext)
+{
+	size_t hlen = strlen(htext), padded = (hlen + 7) / 8 * 8;
+	unsigned char len8[8];
+
+	for (int b = 0; b < 8; b++)
+		len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
+	fwrite(len8, 1, 8, f);
+	fwrite(htext, 1, hlen, f);
+	for (size_t p = hlen; p < padded; p++)
+		fputc(' ', f);
+}

@@ -472,16 +472,7 @@ int emb_index_write(const emb_index *ix, const char *path, emb_err *err)
 		emb_err_set(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	{
-		size_t hlen = strlen(htext), padded = (hlen + 7) / 8 * 8;
-		unsigned char len8[8];
-		for (int b = 0; b < 8; b++)
-			len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
-		fwrite(len8, 1, 8, f);
-		fwrite(htext, 1, hlen, f);
-		for (size_t p = hlen; p < padded; p++)
-			fputc(' ', f);
-	}
+	emb_safetensors_write_header(f, htext);
 	for (int i = 0; i < nt; i++)
 		if (t[i].bytes)
 			fwrite(t[i].data, 1, t[i].bytes, f);

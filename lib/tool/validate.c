@@ -175,7 +175,19 @@ static void out_line(const emb_validate *v, FILE *fp, const char *fmt, ...)
 	fputc('\n', fp);
 }
 
-/* a per-record message about field FS (limited to max_diag) */
+/* a message, the COUNTth of its kind (limited to max_diag) */
+static void vdiag(const emb_validate *v, size_t *count, const char *fmt,
+                  va_list ap)
+{
+	if ((*count)++ >= v->o.max_diag || !v->o.diag)
+		return;
+	if (v->o.prefix)
+		fputs(v->o.prefix, v->o.diag);
+	vfprintf(v->o.diag, fmt, ap);
+	fputc('\n', v->o.diag);
+}
+
+/* a per-record message about field FS */
 static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
                   ...) __attribute__((format(printf, 3, 4)));
 static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
@@ -183,30 +195,21 @@ static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
 {
 	va_list ap;
 
-	if (fs->ndiag++ >= v->o.max_diag || !v->o.diag)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, v->o.diag);
 	va_start(ap, fmt);
-	vfprintf(v->o.diag, fmt, ap);
+	vdiag(v, &fs->ndiag, fmt, ap);
 	va_end(ap);
-	fputc('\n', v->o.diag);
 }
 
+/* a message about a record */
 static void rdiag(emb_validate *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void rdiag(emb_validate *v, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (v->nrdiag++ >= v->o.max_diag || !v->o.diag)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, v->o.diag);
 	va_start(ap, fmt);
-	vfprintf(v->o.diag, fmt, ap);
+	vdiag(v, &v->nrdiag, fmt, ap);
 	va_end(ap);
-	fputc('\n', v->o.diag);
 }
 
 /* ------------------------------------------------------------------ */
