@@ -498,6 +498,20 @@ static int scan_string(scan *sc)
 
 static int isdig(int c) { return c >= '0' && c <= '9'; }
 
+/* one or more digits from J: *I past them, or -1 (sc->i at J) */
+static int digits(scan *sc, size_t *i, size_t j)
+{
+	if (j >= sc->n || !isdig(sc->s[j])) {
+		sc->i = j;
+		sc->why = "invalid number";
+		return -1;
+	}
+	while (j < sc->n && isdig(sc->s[j]))
+		j++;
+	*i = j;
+	return 0;
+}
+
 static int scan_number(scan *sc)
 {
 	const char *s = sc->s;
@@ -515,27 +529,14 @@ static int scan_number(scan *sc)
 		sc->why = "invalid number";
 		return -1;
 	}
-	if (i < n && s[i] == '.') {
-		i++;
-		if (i >= n || !isdig(s[i])) {
-			sc->i = i;
-			sc->why = "invalid number";
-			return -1;
-		}
-		while (i < n && isdig(s[i]))
-			i++;
-	}
+	if (i < n && s[i] == '.' && digits(sc, &i, i + 1) < 0)
+		return -1;
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
 		i++;
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
-		if (i >= n || !isdig(s[i])) {
-			sc->i = i;
-			sc->why = "invalid number";
+		if (digits(sc, &i, i) < 0)
 			return -1;
-		}
-		while (i < n && isdig(s[i]))
-			i++;
 	}
 	sc->i = i;
 	return 0;

@@ -554,16 +554,10 @@ static int write_st(const char *out, const char *file, const spec *sp, size_t n,
 				vals[k] = element(base, done + k, sp[i].scale, sp[i].offset);
 			switch (sp[i].dtype) {
 			case EMB_DT_F16:
-				for (k = 0; k < m; k++) {
-					uint16_t x = f32_to_f16(vals[k]);
-					bytes[2 * k] = (unsigned char)x;
-					bytes[2 * k + 1] = (unsigned char)(x >> 8);
-				}
-				nb = 2 * m;
-				break;
 			case EMB_DT_BF16:
 				for (k = 0; k < m; k++) {
-					uint16_t x = f32_to_bf16(vals[k]);
+					uint16_t x = sp[i].dtype == EMB_DT_F16 ?
+					             f32_to_f16(vals[k]) : f32_to_bf16(vals[k]);
 					bytes[2 * k] = (unsigned char)x;
 					bytes[2 * k + 1] = (unsigned char)(x >> 8);
 				}
