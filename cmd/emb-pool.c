@@ -31,17 +31,7 @@ static const char usage[] =
 "                     the mean of their embeddings, L2-normalized, and\n"
 "                     chunks (how many); the run's first record's fields\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
-"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
-"  --strict           stop at the first bad record\n"
-"  --max-line BYTES   longest accepted line (default 64M)\n"
-"  --fields LIST      write only these members of each output record\n"
-"                     (comma-separated; NAME also selects NAME_b64)\n"
-"  --drop LIST        write every member but these\n"
-"  --progress[=always], --no-progress\n"
-"                     status on stderr when it is a terminal (default: only\n"
-"                     when stdout is not a pipe); always: even when not\n"
-"  -h, --help         this text\n"
-"  --version          print the version\n"
+EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
 
 enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN, O_GROUP };

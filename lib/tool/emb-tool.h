@@ -61,6 +61,24 @@ enum {
 	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
 };
 
+/*
+ * The --help lines of the options emb_cli_parse reads for every record
+ * filter, --errors to --version: the end of a command's usage text
+ * before its "Exit:" line.
+ */
+#define EMB_CLI_USAGE_COMMON \
+"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n" \
+"  --strict           stop at the first bad record\n" \
+"  --max-line BYTES   longest accepted line (default 64M)\n" \
+"  --fields LIST      write only these members of each output record\n" \
+"                     (comma-separated; NAME also selects NAME_b64)\n" \
+"  --drop LIST        write every member but these\n" \
+"  --progress[=always], --no-progress\n" \
+"                     status on stderr when it is a terminal (default: only\n" \
+"                     when stdout is not a pipe); always: even when not\n" \
+"  -h, --help         this text\n" \
+"  --version          print the version\n"
+
 typedef struct emb_chunker emb_chunker;
 
 typedef struct emb_cli {
