@@ -89,10 +89,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 			c->e.splade = 1;
 			return 0;
 		}
-		if (arg && !(c->modes = emb_pool_modes_parse(arg)))
-			return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
-			                   arg);
-		return 0;
+		return arg ? emb_cli_pool_modes(&c->modes, arg, err) : 0;
 	case O_TOPK:
 		if (emb_cli_parse_int(&c->e.top_k, arg, 1, 1LL << 30, 0) < 0)
 			return emb_err_set(err, "--top-k must be a positive integer, not '%s'",
@@ -111,12 +108,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		return 0;
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;
-	case O_DIM:
-		if (emb_cli_parse_int(&v, arg, 1, 1 << 30, 0) < 0)
-			return emb_err_set(err, "--dim must be a positive integer, not '%s'",
-			                   arg);
-		c->dim = (int)v;
-		return 0;
+	case O_DIM: return emb_cli_dim(&c->dim, arg, err);
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
 			return emb_err_set(err, "-j must be a number of threads from 1 to 4096, not '%s'",

@@ -67,22 +67,13 @@ typedef struct out {
 static int option(void *vc, int key, const char *arg, emb_err *err)
 {
 	ctx *c = vc;
-	long long v;
 
 	switch (key) {
 	case O_MODE:
-		if (!(c->modes = emb_pool_modes_parse(arg)))
-			return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
-			                   arg);
-		return 0;
+		return emb_cli_pool_modes(&c->modes, arg, err);
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;
-	case O_DIM:
-		if (emb_cli_parse_int(&v, arg, 1, 1 << 30, 0) < 0)
-			return emb_err_set(err, "--dim must be a positive integer, not '%s'",
-			                   arg);
-		c->dim = (int)v;
-		return 0;
+	case O_DIM: return emb_cli_dim(&c->dim, arg, err);
 	case O_LN:
 		c->layer_norm = 1;
 		return 0;

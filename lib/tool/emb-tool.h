@@ -181,6 +181,14 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
  * SUFFIX); 0 or -1 */
 int emb_cli_parse_int(long long *out, const char *s, long long min,
                       long long max, int suffix);
+
+/*
+ * The pooling options emb-encode and emb-pool share: *MODES from a list
+ * of pooling modes ARG ("cls,mean"), *DIM from --dim ARG (a positive
+ * integer).  0, or -1 with ERR set to the usage message.
+ */
+int emb_cli_pool_modes(unsigned *modes, const char *arg, emb_err *err);
+int emb_cli_dim(int *dim, const char *arg, emb_err *err);
 /* resolve c->model (emb_model_resolve); exits 2 when absent and REQUIRED,
  * 3 when it cannot be resolved.  *dir: new (free()) or NULL. */
 char *emb_cli_model_dir(const emb_cli *c, int required);
