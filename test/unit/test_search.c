@@ -13,9 +13,10 @@
  * 3. f16 rounds to nearest even; an empty index gives no results.
  * 4. A tampered index file (ids.offsets out of order, a wrong shape) is
  *    refused with an error naming it.
- * 5. The search kernels of every kernel table this CPU runs (hamming8,
- *    dot4) equal the scalar oracle bit for bit, the scalar hamming8 a
- *    bit-by-bit count.
+ * 5. The search kernels of every kernel table this CPU runs: hamming8
+ *    equals the scalar oracle bit for bit (and the scalar one a bit-by-bit
+ *    count); dot4 equals a chain of fmaf in order bit for bit, and the
+ *    scalar oracle the double-precision product within rounding.
  */
 #include <criterion/criterion.h>
 #include <math.h>
