@@ -1645,41 +1645,43 @@ void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n)
 	emb_buf_add(b, json, n);
 }
 
-void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n)
+static size_t put_i32(char *d, const void *v, size_t i)
 {
-	size_t i;
+	return (size_t)sprintf(d, "%d", (int)((const int32_t *)v)[i]);
+}
 
-	out_key(b, key, "");
-	if (n > SIZE_MAX / 16 || buf_reserve(b, 12 * n + 2) < 0) {
+static size_t put_f32(char *d, const void *v, size_t i)
+{
+	return emb_fmt_f32(d, ((const float *)v)[i]);
+}
+
+/* [v0,v1,...]: N elements of V, each at most PER bytes as PUT writes it */
+static void array_json(emb_buf *b, const void *v, size_t n, size_t per,
+                       size_t (*put)(char *, const void *, size_t))
+{
+	if (n > SIZE_MAX / (2 * per) || buf_reserve(b, per * n + 2) < 0) {
 		b->failed = 1;
 		return;
 	}
 	b->p[b->len++] = '[';
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			b->p[b->len++] = ',';
-		b->len += (size_t)sprintf(b->p + b->len, "%d", (int)v[i]);
+		b->len += put(b->p + b->len, v, i);
 	}
 	b->p[b->len++] = ']';
 	b->p[b->len] = 0;
 }
 
+void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n)
+{
+	out_key(b, key, "");
+	array_json(b, v, n, 12, put_i32);
+}
+
 static void floats_json(emb_buf *b, const float *v, size_t n)
 {
-	size_t i;
-
-	if (n > SIZE_MAX / 32 || buf_reserve(b, 17 * n + 2) < 0) {
-		b->failed = 1;
-		return;
-	}
-	b->p[b->len++] = '[';
-	for (i = 0; i < n; i++) {
-		if (i)
-			b->p[b->len++] = ',';
-		b->len += emb_fmt_f32(b->p + b->len, v[i]);
-	}
-	b->p[b->len++] = ']';
-	b->p[b->len] = 0;
+	array_json(b, v, n, 17, put_f32);
 }
 
 void emb_out_floats(emb_buf *b, const char *key, const float *v, size_t n,
