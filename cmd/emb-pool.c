@@ -31,17 +31,7 @@ static const char usage[] =
 "                     the mean of their embeddings, L2-normalized, and\n"
 "                     chunks (how many); the run's first record's fields\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
-"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
-"  --strict           stop at the first bad record\n"
-"  --max-line BYTES   longest accepted line (default 64M)\n"
-"  --fields LIST      write only these members of each output record\n"
-"                     (comma-separated; NAME also selects NAME_b64)\n"
-"  --drop LIST        write every member but these\n"
-"  --progress[=always], --no-progress\n"
-"                     status on stderr when it is a terminal (default: only\n"
-"                     when stdout is not a pipe); always: even when not\n"
-"  -h, --help         this text\n"
-"  --version          print the version\n"
+EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
 
 enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN, O_GROUP };
@@ -77,22 +67,13 @@ typedef struct out {
 static int option(void *vc, int key, const char *arg, emb_err *err)
 {
 	ctx *c = vc;
-	long long v;
 
 	switch (key) {
 	case O_MODE:
-		if (!(c->modes = emb_pool_modes_parse(arg)))
-			return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
-			                   arg);
-		return 0;
+		return emb_cli_pool_modes(&c->modes, arg, err);
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;
-	case O_DIM:
-		if (emb_cli_parse_int(&v, arg, 1, 1 << 30, 0) < 0)
-			return emb_err_set(err, "--dim must be a positive integer, not '%s'",
-			                   arg);
-		c->dim = (int)v;
-		return 0;
+	case O_DIM: return emb_cli_dim(&c->dim, arg, err);
 	case O_LN:
 		c->layer_norm = 1;
 		return 0;

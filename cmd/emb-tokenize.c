@@ -27,17 +27,7 @@ static const char usage[] =
 "                     code points of its text (text_pair for the second\n"
 "                     sequence; [0,0] for special tokens)\n"
 "  --raw              input lines are plain text, read as {\"text\": LINE}\n"
-"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n"
-"  --strict           stop at the first bad record\n"
-"  --max-line BYTES   longest accepted line (default 64M)\n"
-"  --fields LIST      write only these members of each output record\n"
-"                     (comma-separated; NAME also selects NAME_b64)\n"
-"  --drop LIST        write every member but these\n"
-"  --progress[=always], --no-progress\n"
-"                     status on stderr when it is a terminal (default: only\n"
-"                     when stdout is not a pipe); always: even when not\n"
-"  -h, --help         this text\n"
-"  --version          print the version\n"
+EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error.\n";
 
 typedef struct ctx {

@@ -42,6 +42,8 @@ unsigned emb_cpu_features(void)
 		f |= EMB_CPU_AVX512;
 		if (c & (1u << 11))
 			f |= EMB_CPU_AVX512VNNI;
+		if (c & (1u << 14))
+			f |= EMB_CPU_AVX512POPCNT;
 	}
 	__cpuid_count(7, 1, a, b, c, d);
 	if (a & (1u << 4))

@@ -103,6 +103,22 @@ static void run_chunks(emb_threads *tp, int tid)
 	}
 }
 
+/* every 64th turn I of a spin loop that began at *T0 (0: not yet read):
+ * 1 once it has spun longer than spin_ns */
+static int spun_out(const emb_threads *tp, unsigned i, long *t0)
+{
+	long t;
+
+	if ((i & 63) != 63)
+		return 0;
+	t = now_ns();
+	if (!*t0) {
+		*t0 = t;
+		return 0;
+	}
+	return t - *t0 > tp->spin_ns;
+}
+
 /* wait until gen differs from seen (or stop); returns the new gen */
 static unsigned long wait_gen(emb_threads *tp, unsigned long seen)
 {
@@ -113,13 +129,8 @@ static unsigned long wait_gen(emb_threads *tp, unsigned long seen)
 		if ((g = atomic_load(&tp->gen)) != seen || atomic_load(&tp->stop))
 			return g;
 		cpu_relax();
-		if ((i & 63) == 63) {
-			long t = now_ns();
-			if (!t0)
-				t0 = t;
-			else if (t - t0 > tp->spin_ns)
-				break;
-		}
+		if (spun_out(tp, i, &t0))
+			break;
 	}
 	pthread_mutex_lock(&tp->mu);
 	atomic_fetch_add(&tp->sleepers, 1);
@@ -275,13 +286,8 @@ void emb_threads_for(emb_threads *tp, size_t n, size_t grain,
 	/* every item done? (chunks handed out may still be running) */
 	for (unsigned i = 0; atomic_load(&tp->finished) < n; i++) {
 		cpu_relax();
-		if ((i & 63) == 63) {
-			long t = now_ns();
-			if (!t0)
-				t0 = t;
-			else if (t - t0 > tp->spin_ns)
-				break;
-		}
+		if (spun_out(tp, i, &t0))
+			break;
 	}
 	if (atomic_load(&tp->finished) < n) {
 		pthread_mutex_lock(&tp->mu);

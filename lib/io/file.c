@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -221,4 +223,55 @@ json_t *emb_json_file_load(const char *root, const char *path, size_t max,
 		errno = EINVAL;
 	}
 	return j;
+}
+
+int emb_relpath_ok(const char *s, unsigned flags)
+{
+	int empty_ok = !!(flags & EMB_RELPATH_EMPTY_OK);
+
+	if ((!*s && !empty_ok) || *s == '/')
+		return 0;
+	while (*s) {
+		size_t n = strcspn(s, "/");
+		if ((n == 0 && !empty_ok) || (n == 2 && s[0] == '.' && s[1] == '.') ||
+		    (n == 1 && s[0] == '.' && (flags & EMB_RELPATH_NO_DOT)))
+			return 0;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return 1;
+}
+
+char *emb_path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
+char *emb_str_cat3(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s%s%s", a, b, c);
+	return p;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+int emb_rm_tree(const char *path)
+{
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }

@@ -60,6 +60,25 @@ int emb_model_dir_check(const char *dir, emb_err *err);
 extern const char *const emb_model_file_names[];
 
 /*
+ * 1 when S is a relative path that stays below the folder it is taken
+ * in: not absolute, no ".." component; and, by FLAGS, no "." component
+ * (EMB_RELPATH_NO_DOT); "" and empty components ("a//b") allowed only
+ * with EMB_RELPATH_EMPTY_OK.  0 otherwise.
+ */
+enum { EMB_RELPATH_EMPTY_OK = 1, EMB_RELPATH_NO_DOT = 2 };
+int emb_relpath_ok(const char *s, unsigned flags);
+
+/* "A/B", new (free()); NULL when out of memory */
+char *emb_path_join(const char *a, const char *b);
+/* "ABC", new (free()); NULL when out of memory */
+char *emb_str_cat3(const char *a, const char *b, const char *c);
+
+/* Remove the tree PATH, which this program made: depth first, links
+ * removed and not followed, not crossing into other file systems.  0, or
+ * -1 with errno set */
+int emb_rm_tree(const char *path);
+
+/*
  * A JSON parser's error text without the input it quotes: jansson's
  * "'[' or '{' expected near 'root'" becomes "'[' or '{' expected", so
  * that a message never shows the bytes of a file.  Writes into BUF

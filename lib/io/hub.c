@@ -56,16 +56,6 @@ static int good_path(const char *s, size_t n, int max)
 	return 1;
 }
 
-static char *fmt(const char *a, const char *b, const char *c)
-{
-	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s%s%s", a, b, c);
-	return p;
-}
-
 /* the hub cache directory, as huggingface_hub chooses it (new) */
 static char *cache_dir(void)
 {
@@ -76,11 +66,11 @@ static char *cache_dir(void)
 	if ((e = getenv("HUGGINGFACE_HUB_CACHE")) && *e)
 		return strdup(e);
 	if ((e = getenv("HF_HOME")) && *e)
-		return fmt(e, "/hub", "");
+		return emb_str_cat3(e, "/hub", "");
 	if ((e = getenv("XDG_CACHE_HOME")) && *e)
-		return fmt(e, "/huggingface/hub", "");
+		return emb_str_cat3(e, "/huggingface/hub", "");
 	if ((e = getenv("HOME")) && *e)
-		return fmt(e, "/.cache/huggingface/hub", "");
+		return emb_str_cat3(e, "/.cache/huggingface/hub", "");
 	return NULL;
 }
 
@@ -117,7 +107,7 @@ static char *only_snapshot(const char *snaps)
 		char *p;
 		if (e->d_name[0] == '.')
 			continue;
-		if (!(p = fmt(snaps, "/", e->d_name)))
+		if (!(p = emb_str_cat3(snaps, "/", e->d_name)))
 			break;
 		if (is_dir(p) && ++count == 1)
 			found = p;
@@ -180,13 +170,13 @@ int emb_model_resolve(char **out, const char *arg, emb_err *err)
 			}
 		}
 		flat[j] = 0;
-		repo = fmt(cache, "/models--", flat);
+		repo = emb_str_cat3(cache, "/models--", flat);
 	}
-	if (!repo || !(snaps = fmt(repo, "/snapshots", "")) ||
-	    !(refp = fmt(repo, "/refs/", rev)))
+	if (!repo || !(snaps = emb_str_cat3(repo, "/snapshots", "")) ||
+	    !(refp = emb_str_cat3(repo, "/refs/", rev)))
 		goto oom;
 	if ((hash = read_ref(refp))) {
-		if (!(snap = fmt(snaps, "/", hash)))
+		if (!(snap = emb_str_cat3(snaps, "/", hash)))
 			goto oom;
 		if (!is_dir(snap)) {
 			emb_err_set(err, "%s: %s names commit %s, but %s is missing "
@@ -194,7 +184,7 @@ int emb_model_resolve(char **out, const char *arg, emb_err *err)
 			goto fail;
 		}
 	} else {
-		if (!(snap = fmt(snaps, "/", rev)))
+		if (!(snap = emb_str_cat3(snaps, "/", rev)))
 			goto oom;
 		if (!is_dir(snap)) {
 			free(snap);

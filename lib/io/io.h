@@ -64,6 +64,13 @@ size_t emb_dtype_size(emb_dtype dt);
  * nbytes == numel * dtype size, no overflow).  *out: new, emb_safetensors_free.
  */
 int emb_safetensors_open(emb_safetensors **out, const char *path, emb_err *err);
+/*
+ * The start of a safetensors file on F: the 8-byte little-endian length
+ * of the JSON header HTEXT padded with spaces to a multiple of 8, then
+ * the header.  Errors show in ferror(F).
+ */
+void emb_safetensors_write_header(FILE *f, const char *htext);
+
 /* the same, but every file opened must stay inside the model directory
  * ROOT (io/file.h); emb_safetensors_open uses PATH itself as ROOT when it
  * is a directory, and the index's folder for an index file */
@@ -244,6 +251,16 @@ void emb_out_int(emb_buf *b, const char *key, long long v);
 void emb_out_string(emb_buf *b, const char *key, const char *s, size_t n);
 void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n);
 void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n);
+/*
+ * Standard base64 (RFC 4648 alphabet) S (LEN bytes) -> OUT (room for
+ * LEN / 4 * 3 + 2 bytes): the count of bytes, or -1 on a character
+ * outside the alphabet, '=' anywhere but at the end, more than two '=',
+ * or '=' in a length that is not a multiple of 4.  PAD_REQUIRED: the
+ * length must be a multiple of 4 (else unpadded input is accepted).
+ */
+long emb_base64_decode(unsigned char *out, const char *s, size_t len,
+                       int pad_required);
+
 /* b64: write KEY_b64 instead of KEY */
 void emb_out_floats(emb_buf *b, const char *key, const float *v, size_t n,
                     int b64);

@@ -498,6 +498,20 @@ static int scan_string(scan *sc)
 
 static int isdig(int c) { return c >= '0' && c <= '9'; }
 
+/* one or more digits from J: *I past them, or -1 (sc->i at J) */
+static int digits(scan *sc, size_t *i, size_t j)
+{
+	if (j >= sc->n || !isdig(sc->s[j])) {
+		sc->i = j;
+		sc->why = "invalid number";
+		return -1;
+	}
+	while (j < sc->n && isdig(sc->s[j]))
+		j++;
+	*i = j;
+	return 0;
+}
+
 static int scan_number(scan *sc)
 {
 	const char *s = sc->s;
@@ -515,27 +529,14 @@ static int scan_number(scan *sc)
 		sc->why = "invalid number";
 		return -1;
 	}
-	if (i < n && s[i] == '.') {
-		i++;
-		if (i >= n || !isdig(s[i])) {
-			sc->i = i;
-			sc->why = "invalid number";
-			return -1;
-		}
-		while (i < n && isdig(s[i]))
-			i++;
-	}
+	if (i < n && s[i] == '.' && digits(sc, &i, i + 1) < 0)
+		return -1;
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
 		i++;
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
-		if (i >= n || !isdig(s[i])) {
-			sc->i = i;
-			sc->why = "invalid number";
+		if (digits(sc, &i, i) < 0)
 			return -1;
-		}
-		while (i < n && isdig(s[i]))
-			i++;
 	}
 	sc->i = i;
 	return 0;
@@ -1039,63 +1040,6 @@ static int parse_float_row(const char *s, size_t *i, float **a, size_t *cnt,
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* decode base64 (RFC 4648, padding required) of S into new *out */
-static int b64_decode(unsigned char **out, size_t *olen, const char *s,
-                      size_t n)
-{
-	unsigned char *o;
-	size_t i, k = 0, pad = 0;
-
-	*out = NULL;
-	*olen = 0;
-	if (n % 4)
-		return -1;
-	if (n >= 1 && s[n - 1] == '=')
-		pad++;
-	if (n >= 2 && s[n - 2] == '=')
-		pad++;
-	o = malloc(n / 4 * 3 + 1);
-	if (!o)
-		return -1;
-	for (i = 0; i < n; i += 4) {
-		int v[4], j;
-		uint32_t w;
-		for (j = 0; j < 4; j++) {
-			if (s[i + j] == '=' && i + 4 == n && j >= 4 - (int)pad)
-				v[j] = 0;
-			else if ((v[j] = b64val((unsigned char)s[i + j])) < 0) {
-				free(o);
-				return -1;
-			}
-		}
-		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-		    (uint32_t)v[2] << 6 | (uint32_t)v[3];
-		o[k++] = (unsigned char)(w >> 16);
-		if (!(i + 4 == n && pad >= 2))
-			o[k++] = (unsigned char)(w >> 8);
-		if (!(i + 4 == n && pad >= 1))
-			o[k++] = (unsigned char)w;
-	}
-	*out = o;
-	*olen = k;
-	return 0;
-}
-
 static int is_little_endian(void)
 {
 	const uint16_t x = 1;
@@ -1107,21 +1051,24 @@ static int b64_row(const char *s, size_t len, float **a, size_t *cnt,
                    size_t *cap, size_t *ncols, const char *key, emb_err *err)
 {
 	unsigned char *raw;
-	size_t rl, i, nf, tmp;
+	size_t i, nf, tmp;
+	long rn;
 	char *str;
 
 	/* base64 never needs escapes; unescape anyway for robustness */
 	str = unescape(s, len, &tmp);
 	if (!str)
 		return emb_err_set(err, "out of memory");
-	if (b64_decode(&raw, &rl, str, tmp) < 0 || rl % 4) {
+	raw = malloc(tmp / 4 * 3 + 3);
+	rn = raw ? emb_base64_decode(raw, str, tmp, 1) : -1;
+	if (rn < 0 || rn % 4) {
 		free(str);
 		free(raw);
 		return emb_err_set(err, "field '%s_b64' is not valid base64 of float32 values",
 		                   key);
 	}
 	free(str);
-	nf = rl / 4;
+	nf = (size_t)rn / 4;
 	if (grow((void **)a, cap, *cnt + nf + 1, sizeof(float)) < 0) {
 		free(raw);
 		return emb_err_set(err, "out of memory");
@@ -1698,41 +1645,43 @@ void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n)
 	emb_buf_add(b, json, n);
 }
 
-void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n)
+static size_t put_i32(char *d, const void *v, size_t i)
 {
-	size_t i;
+	return (size_t)sprintf(d, "%d", (int)((const int32_t *)v)[i]);
+}
 
-	out_key(b, key, "");
-	if (n > SIZE_MAX / 16 || buf_reserve(b, 12 * n + 2) < 0) {
+static size_t put_f32(char *d, const void *v, size_t i)
+{
+	return emb_fmt_f32(d, ((const float *)v)[i]);
+}
+
+/* [v0,v1,...]: N elements of V, each at most PER bytes as PUT writes it */
+static void array_json(emb_buf *b, const void *v, size_t n, size_t per,
+                       size_t (*put)(char *, const void *, size_t))
+{
+	if (n > SIZE_MAX / (2 * per) || buf_reserve(b, per * n + 2) < 0) {
 		b->failed = 1;
 		return;
 	}
 	b->p[b->len++] = '[';
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			b->p[b->len++] = ',';
-		b->len += (size_t)sprintf(b->p + b->len, "%d", (int)v[i]);
+		b->len += put(b->p + b->len, v, i);
 	}
 	b->p[b->len++] = ']';
 	b->p[b->len] = 0;
 }
 
+void emb_out_int32s(emb_buf *b, const char *key, const int32_t *v, size_t n)
+{
+	out_key(b, key, "");
+	array_json(b, v, n, 12, put_i32);
+}
+
 static void floats_json(emb_buf *b, const float *v, size_t n)
 {
-	size_t i;
-
-	if (n > SIZE_MAX / 32 || buf_reserve(b, 17 * n + 2) < 0) {
-		b->failed = 1;
-		return;
-	}
-	b->p[b->len++] = '[';
-	for (i = 0; i < n; i++) {
-		if (i)
-			b->p[b->len++] = ',';
-		b->len += emb_fmt_f32(b->p + b->len, v[i]);
-	}
-	b->p[b->len++] = ']';
-	b->p[b->len] = 0;
+	array_json(b, v, n, 17, put_f32);
 }
 
 void emb_out_floats(emb_buf *b, const char *key, const float *v, size_t n,

@@ -113,25 +113,6 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-/* a relative path with no ".." component and no empty name */
-static int safe_relpath(const char *s)
-{
-	const char *p = s;
-
-	if (!*s || *s == '/')
-		return 0;
-	while (*p) {
-		const char *q = strchr(p, '/');
-		size_t n = q ? (size_t)(q - p) : strlen(p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 1;
-}
-
 typedef struct range {
 	uint64_t b, e;
 	size_t idx;
@@ -538,7 +519,7 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 	json_object_foreach(wm, key, v) {
 		char nb[132];
 		const char *f = json_string_value(v);
-		if (!json_is_string(v) || !safe_relpath(f)) {
+		if (!json_is_string(v) || !emb_relpath_ok(f, 0)) {
 			emb_err_set(err, "%s: field 'weight_map': tensor '%s' must map to a "
 			            "relative file name", index, shown(nb, key));
 			free(dir);
@@ -908,4 +889,17 @@ int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)
 		                   emb_dtype_name(t->dtype) ? emb_dtype_name(t->dtype) : "?");
 	}
 	}
+}
+
+void emb_safetensors_write_header(FILE *f, const char *htext)
+{
+	size_t hlen = strlen(htext), padded = (hlen + 7) / 8 * 8;
+	unsigned char len8[8];
+
+	for (int b = 0; b < 8; b++)
+		len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
+	fwrite(len8, 1, 8, f);
+	fwrite(htext, 1, hlen, f);
+	for (size_t p = hlen; p < padded; p++)
+		fputc(' ', f);
 }

@@ -19,16 +19,6 @@
 
 #define CONFIG_MAX (16 << 20)
 
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s/%s", a, b);
-	return p;
-}
-
 /*
  * Load DIR/NAME as JSON into *out (new); *out = NULL and 0 when the file
  * does not exist.  *path: new, the file's path for messages.
@@ -37,13 +27,27 @@ static int load_json(json_t **out, char **path, const char *dir,
                      const char *name, emb_err *err)
 {
 	*out = NULL;
-	if (!(*path = join(dir, name)))
+	if (!(*path = emb_path_join(dir, name)))
 		return emb_err_set(err, "%s: out of memory", name);
 	if (!(*out = emb_json_file_load(dir, *path, CONFIG_MAX,
 	                                JSON_REJECT_DUPLICATES, err))) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		return -1;
+	}
+	return 0;
+}
+
+/* load_json, then: a present file must hold a JSON object */
+static int load_object(json_t **out, char **path, const char *dir,
+                       const char *name, emb_err *err)
+{
+	if (load_json(out, path, dir, name, err))
+		return -1;
+	if (*out && !json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return emb_err_set(err, "%s: not a JSON object", *path);
 	}
 	return 0;
 }
@@ -117,24 +121,6 @@ unsigned emb_pool_modes_parse(const char *s)
 	return m;
 }
 
-/* a relative path with no ".." component */
-static int safe_relpath(const char *s)
-{
-	const char *p = s;
-
-	if (*s == '/')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return 0;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 1;
-}
-
 static int get_bool(int *out, json_t *o, const char *key, const char *path,
                     emb_err *err)
 {
@@ -182,17 +168,13 @@ static int load_pooling(emb_st_config *c, const char *dir, const char *mpath,
 	unsigned modes = 0;
 	int rc = -1;
 
-	if (!(sub = *mpath ? join(mpath, "config.json") : strdup("config.json")))
+	if (!(sub = *mpath ? emb_path_join(mpath, "config.json") : strdup("config.json")))
 		return emb_err_set(err, "%s: out of memory", dir);
-	if (load_json(&o, &path, dir, sub, err))
+	if (load_object(&o, &path, dir, sub, err))
 		goto out;
 	if (!o) {
 		emb_err_set(err, "%s: missing (modules.json lists a Pooling module "
 		            "in '%s')", path, mpath);
-		goto out;
-	}
-	if (!json_is_object(o)) {
-		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
 	}
 	pm = json_object_get(o, "pooling_mode");
@@ -255,13 +237,13 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 	int bias = 1, rc = -1;
 	const char *act = NULL;
 
-	if (!(sub = *mpath ? join(mpath, "config.json") : strdup("config.json")))
+	if (!(sub = *mpath ? emb_path_join(mpath, "config.json") : strdup("config.json")))
 		return emb_err_set(err, "%s: out of memory", dir);
-	if (load_json(&o, &path, dir, sub, err))
+	if (load_object(&o, &path, dir, sub, err))
 		goto out;
-	if (!o || !json_is_object(o)) {
-		emb_err_set(err, "%s: %s", path, o ? "not a JSON object" :
-		            "missing (modules.json lists a Dense module there)");
+	if (!o) {
+		emb_err_set(err, "%s: missing (modules.json lists a Dense module "
+		            "there)", path);
 		goto out;
 	}
 	if (get_dim(&d.in, o, "in_features", path, err) ||
@@ -295,7 +277,7 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 		emb_err_set(err, "%s: Dense layer too large", path);
 		goto out;
 	}
-	if (!(stpath = *mpath ? join(dir, mpath) : strdup(dir))) {
+	if (!(stpath = *mpath ? emb_path_join(dir, mpath) : strdup(dir))) {
 		emb_err_set(err, "%s: out of memory", dir);
 		goto out;
 	}
@@ -387,7 +369,7 @@ static int load_modules(emb_st_config *c, const char *dir, emb_err *err)
 		}
 		type = last_part(json_string_value(t));
 		mp = json_is_string(p) ? json_string_value(p) : "";
-		if (!safe_relpath(mp)) {
+		if (!emb_relpath_ok(mp, EMB_RELPATH_EMPTY_OK)) {
 			emb_err_set(err, "%s: entry %zu: field 'path' must be a relative "
 			            "path inside the model", path, i);
 			goto out;
@@ -431,30 +413,18 @@ out:
 
 static int load_sbert(emb_st_config *c, const char *dir, emb_err *err)
 {
-	json_t *o = NULL, *v;
+	json_t *o = NULL;
 	char *path = NULL;
 	int rc = -1;
 
-	if (load_json(&o, &path, dir, "sentence_bert_config.json", err))
+	if (load_object(&o, &path, dir, "sentence_bert_config.json", err))
 		goto out;
 	if (!o) {
 		rc = 0;
 		goto out;
 	}
-	if (!json_is_object(o)) {
-		emb_err_set(err, "%s: not a JSON object", path);
+	if (get_dim(&c->max_seq_length, o, "max_seq_length", path, err))
 		goto out;
-	}
-	v = json_object_get(o, "max_seq_length");
-	if (v && !json_is_null(v)) {
-		if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
-		    json_integer_value(v) > (1 << 30)) {
-			emb_err_set(err, "%s: field 'max_seq_length' must be a positive "
-			            "integer", path);
-			goto out;
-		}
-		c->max_seq_length = (int)json_integer_value(v);
-	}
 	if (get_bool(&c->do_lower_case, o, "do_lower_case", path, err))
 		goto out;
 	rc = 0;
@@ -471,14 +441,10 @@ static int load_prompts(emb_st_config *c, const char *dir, emb_err *err)
 	const char *key;
 	int rc = -1;
 
-	if (load_json(&o, &path, dir, "config_sentence_transformers.json", err))
+	if (load_object(&o, &path, dir, "config_sentence_transformers.json", err))
 		goto out;
 	if (!o) {
 		rc = 0;
-		goto out;
-	}
-	if (!json_is_object(o)) {
-		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
 	}
 	pr = json_object_get(o, "prompts");

@@ -60,6 +60,10 @@ static void build(void)
 		if (emb_gemm_i8_vnni())
 			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
 			     "vnni", q);
+		/* the search kernels: VPOPCNTDQ is not in every AVX-512 CPU */
+		if (!(cpu & EMB_CPU_AVX512POPCNT))
+			tables[T_AVX512].hamming8 = tables[T_VNNI].hamming8 =
+				emb_kernels_avx2.hamming8;
 	}
 #endif
 }

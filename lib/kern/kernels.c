@@ -160,6 +160,35 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 		y[i] += a * x[i];
 }
 
+/* ---- vector search kernels ---- */
+
+static void hamming8_scalar(int32_t *d, const uint64_t *pw, const uint64_t *qw,
+                            int w, size_t np)
+{
+	for (size_t p = 0; p < np; p++, pw += (size_t)w * 8, d += 8) {
+		for (int c = 0; c < 8; c++)
+			d[c] = 0;
+		for (int i = 0; i < w; i++)
+			for (int c = 0; c < 8; c++)
+				d[c] += __builtin_popcountll(pw[i * 8 + c] ^ qw[i]);
+	}
+}
+
+// q (n) . x[c] (n, stride inc) -> y (4); multiply, then add (no fusing)
+static void dot4_scalar(float *y, const float *q, const float *const *x,
+                        size_t inc, int n)
+{
+	float acc[4] = { 0, 0, 0, 0 };
+
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < 4; c++)
+			acc[c] = acc[c] + q[i] * x[c][(size_t)i * inc];
+	for (int c = 0; c < 4; c++)
+		y[c] = acc[c];
+}
+
+/* ---- end of the vector search kernels ---- */
+
 const emb_kernels emb_kernels_scalar = {
 	.name = "scalar",
 	.gemm = gemm_scalar,
@@ -172,4 +201,6 @@ const emb_kernels emb_kernels_scalar = {
 	.add = add_scalar,
 	.dot = dot_scalar,
 	.axpy = axpy_scalar,
+	.hamming8 = hamming8_scalar,
+	.dot4 = dot4_scalar,
 };

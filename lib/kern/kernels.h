@@ -84,6 +84,25 @@ typedef struct emb_kernels {
 	/* y (n) += a * x (n) */
 	void (*axpy)(float *y, float a, const float *x, int n);
 
+	/* ---- vector search kernels (lib/st/search.c) ---- */
+	/*
+	 * Hamming distances of the query bits qw (w words) to the documents
+	 * of np panels pw (np, w, 8): panel p holds, for word i, the 8
+	 * documents' words at pw[(p * w + i) * 8 + c].
+	 * d (np * 8): d[8p + c] = sum over i of popcount(pw[(p*w+i)*8+c] ^ qw[i]).
+	 */
+	void (*hamming8)(int32_t *d, const uint64_t *pw, const uint64_t *qw,
+	                 int w, size_t np);
+	/*
+	 * y (4) = x[c] (n, element i at x[c][i * inc]) . q (n), c = 0..3:
+	 * acc = 0; acc += q[i] * x[c][i * inc] for i = 0..n-1 in order, as gemm
+	 * computes an element (fused multiply-add in the SIMD variants), so
+	 * that a rescored score equals the GEMM's bit for bit.
+	 */
+	void (*dot4)(float *y, const float *q, const float *const *x,
+	             size_t inc, int n);
+	/* ---- end of the vector search kernels ---- */
+
 	/* int8 (qkernels.h), set in the tables emb_kernels_get returns
 	 * (NULL in the float-only variants below): the W8A8 GEMM, the
 	 * activation row quantizer to pair with it (same results in every

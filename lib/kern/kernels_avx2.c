@@ -340,6 +340,71 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
 		   n - i);
 }
 
+/* ---- vector search kernels ---- */
+
+/* per panel, bytes counted by nibble lookups, summed per word by vpsadbw */
+static void hamming8_avx2(int32_t *d, const uint64_t *pw, const uint64_t *qw,
+                          int w, size_t np)
+{
+	const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+		2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low = _mm256_set1_epi8(0x0f);
+
+	for (size_t p = 0; p < np; p++, pw += (size_t)w * 8, d += 8) {
+		__m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+		for (int w0 = 0; w0 < w; w0 += 31) {
+			/* byte counts reach at most 8 per word: 31 words fit a byte */
+			__m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+			int w1 = w0 + 31 < w ? w0 + 31 : w;
+			for (int i = w0; i < w1; i++) {
+				__m256i qv = _mm256_set1_epi64x((long long)qw[i]);
+				__m256i x0 = _mm256_xor_si256(_mm256_loadu_si256(
+					(const __m256i *)(pw + i * 8)), qv);
+				__m256i x1 = _mm256_xor_si256(_mm256_loadu_si256(
+					(const __m256i *)(pw + i * 8 + 4)), qv);
+				a0 = _mm256_add_epi8(a0, _mm256_add_epi8(
+					_mm256_shuffle_epi8(lut, _mm256_and_si256(x0, low)),
+					_mm256_shuffle_epi8(lut, _mm256_and_si256(
+						_mm256_srli_epi16(x0, 4), low))));
+				a1 = _mm256_add_epi8(a1, _mm256_add_epi8(
+					_mm256_shuffle_epi8(lut, _mm256_and_si256(x1, low)),
+					_mm256_shuffle_epi8(lut, _mm256_and_si256(
+						_mm256_srli_epi16(x1, 4), low))));
+			}
+			s0 = _mm256_add_epi64(s0, _mm256_sad_epu8(a0,
+			                      _mm256_setzero_si256()));
+			s1 = _mm256_add_epi64(s1, _mm256_sad_epu8(a1,
+			                      _mm256_setzero_si256()));
+		}
+		/* the 64-bit sums fit 32 bits: gather the low halves */
+		{
+			const __m256i lo = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+			__m128i l0 = _mm256_castsi256_si128(
+				_mm256_permutevar8x32_epi32(s0, lo));
+			__m128i l1 = _mm256_castsi256_si128(
+				_mm256_permutevar8x32_epi32(s1, lo));
+			_mm_storeu_si128((__m128i *)d, l0);
+			_mm_storeu_si128((__m128i *)(d + 4), l1);
+		}
+	}
+}
+
+// q (n) . x[c] (n, stride inc) -> y (4); the four chains fused, in order
+static void dot4_fma(float *y, const float *q, const float *const *x,
+                     size_t inc, int n)
+{
+	__m128 acc = _mm_setzero_ps();
+
+	for (int i = 0; i < n; i++) {
+		size_t at = (size_t)i * inc;
+		acc = _mm_fmadd_ps(_mm_set1_ps(q[i]), _mm_setr_ps(x[0][at],
+		                   x[1][at], x[2][at], x[3][at]), acc);
+	}
+	_mm_storeu_ps(y, acc);
+}
+
+/* ---- end of the vector search kernels ---- */
+
 const emb_kernels emb_kernels_avx2 = {
 	.name = "avx2",
 	.gemm = gemm_avx2,
@@ -352,6 +417,8 @@ const emb_kernels emb_kernels_avx2 = {
 	.add = add_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
+	.hamming8 = hamming8_avx2,
+	.dot4 = dot4_fma,
 };
 
 #else

@@ -357,6 +357,43 @@ static void axpy_avx512(float *y, float a, const float *x, int n)
 	}
 }
 
+/* ---- vector search kernels ---- */
+
+/*
+ * AVX-512 VPOPCNTDQ: one vector is one word of the 8 documents.  Not
+ * every AVX-512 CPU has it: dispatch.c puts the AVX2 version in the
+ * table where EMB_CPU_AVX512POPCNT is missing.
+ */
+__attribute__((target("avx512vpopcntdq")))
+static void hamming8_avx512(int32_t *d, const uint64_t *pw,
+                            const uint64_t *qw, int w, size_t np)
+{
+	for (size_t p = 0; p < np; p++, pw += (size_t)w * 8, d += 8) {
+		__m512i acc = _mm512_setzero_si512();
+		for (int i = 0; i < w; i++)
+			acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(
+				_mm512_xor_si512(_mm512_loadu_si512(
+					(const void *)(pw + i * 8)),
+				_mm512_set1_epi64((long long)qw[i]))));
+		_mm256_storeu_si256((__m256i *)d, _mm512_cvtepi64_epi32(acc));
+	}
+}
+
+// q (n) . x[c] (n, stride inc) -> y (4); the four chains fused, in order
+static void dot4_avx512(float *y, const float *q, const float *const *x,
+                        size_t inc, int n)
+{
+	float acc[4] = { 0, 0, 0, 0 };
+
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < 4; c++)
+			acc[c] = fmaf(q[i], x[c][(size_t)i * inc], acc[c]);
+	for (int c = 0; c < 4; c++)
+		y[c] = acc[c];
+}
+
+/* ---- end of the vector search kernels ---- */
+
 const emb_kernels emb_kernels_avx512 = {
 	.name = "avx512",
 	.gemm = gemm_avx512,
@@ -369,6 +406,8 @@ const emb_kernels emb_kernels_avx512 = {
 	.add = add_avx512,
 	.dot = dot_avx512,
 	.axpy = axpy_avx512,
+	.hamming8 = hamming8_avx512,
+	.dot4 = dot4_avx512,
 };
 
 #else

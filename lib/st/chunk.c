@@ -22,7 +22,7 @@ int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
                    size_t start, size_t end, const emb_dense *dense,
                    size_t n_dense, int normalize, emb_err *err)
 {
-	float *v, *y;
+	float *v;
 	int pd = d;
 	size_t i;
 
@@ -50,27 +50,8 @@ int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
 		free(v);
 		return -1;
 	}
-	for (i = 0; i < n_dense; i++) {
-		const emb_dense *dn = &dense[i];
-		// W (out, in) @ v (in) + b (out) -> y (out)
-		y = malloc((size_t)dn->out * sizeof(float));
-		if (!y) {
-			free(v);
-			return emb_err_set(err, "out of memory");
-		}
-		for (int o = 0; o < dn->out; o++) {
-			const float *w = dn->w + (size_t)o * dn->in;
-			float acc = 0;
-			for (int k = 0; k < dn->in; k++)
-				acc += w[k] * v[k];
-			if (dn->b)
-				acc += dn->b[o];
-			y[o] = dn->tanh ? tanhf(acc) : acc;
-		}
-		free(v);
-		v = y;
-		pd = dn->out;
-	}
+	if (emb_dense_apply(&v, &pd, dense, n_dense, err) < 0)
+		return -1;
 	if (normalize)
 		emb_normalize(v, pd);
 	*out = v;

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,30 +18,6 @@
 
 #include "io/io.h"
 #include "st/ckpt.h"
-
-static char *cat3(const char *a, const char *b, const char *c)
-{
-	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s%s%s", a, b, c);
-	return p;
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-/* remove a tree this program made (links are removed, not followed) */
-static int rm_tree(const char *p)
-{
-	return nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
 
 /* 1 when A is B or lies below it (both real paths) */
 static int below(const char *a, const char *b)
@@ -128,7 +103,7 @@ int emb_ckpt_begin(char **tmp, const char *model, const char *out,
 		emb_err_set(err, "%s: %s", parent, strerror(errno));
 		goto out;
 	}
-	if (!(rout = cat3(rparent, strcmp(rparent, "/") ? "/" : "", base))) {
+	if (!(rout = emb_str_cat3(rparent, strcmp(rparent, "/") ? "/" : "", base))) {
 		emb_err_set(err, "out of memory");
 		goto out;
 	}
@@ -186,7 +161,7 @@ out:
 static int copy_one(const char *model, const char *tmp, const char *rel,
                     emb_err *err)
 {
-	char *src = cat3(model, "/", rel), *dst = cat3(tmp, "/", rel), *s;
+	char *src = emb_str_cat3(model, "/", rel), *dst = emb_str_cat3(tmp, "/", rel), *s;
 	char buf[65536];
 	struct stat sb;
 	int in = -1, out = -1, rc = -1;
@@ -245,25 +220,6 @@ done:
 	return rc;
 }
 
-/* a relative path with no empty, "." or ".." component */
-static int plain_relpath(const char *s)
-{
-	const char *p = s;
-
-	if (!*s || *s == '/')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 1;
-}
-
 int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
 {
 	char *mpath;
@@ -279,7 +235,7 @@ int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
 			return -1;
 	}
 	/* the module folders (Pooling's config, Dense's config and weights) */
-	if (!(mpath = cat3(model, "/", "modules.json")))
+	if (!(mpath = emb_str_cat3(model, "/", "modules.json")))
 		return emb_err_set(err, "out of memory");
 	mods = emb_json_file_load(model, mpath, (size_t)16 << 20, 0, err);
 	free(mpath);
@@ -291,10 +247,10 @@ int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
 		char *c, *w;
 		int rc;
 
-		if (!p || !*p || !plain_relpath(p))
+		if (!p || !*p || !emb_relpath_ok(p, EMB_RELPATH_NO_DOT))
 			continue;       /* the loaders say what is wrong with it */
-		c = cat3(p, "/", "config.json");
-		w = cat3(p, "/", "model.safetensors");
+		c = emb_str_cat3(p, "/", "config.json");
+		w = emb_str_cat3(p, "/", "model.safetensors");
 		rc = !c || !w ? emb_err_set(err, "out of memory") :
 		     copy_one(model, tmp, c, err) < 0 ? -1 :
 		     copy_one(model, tmp, w, err);
@@ -345,7 +301,7 @@ int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
 		emb_ckpt_abort(tmp);
 		return -1;
 	}
-	rm_tree(old);
+	emb_rm_tree(old);
 	free(old);
 	return 0;
 }
@@ -353,5 +309,5 @@ int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
 void emb_ckpt_abort(const char *tmp)
 {
 	if (tmp)
-		rm_tree(tmp);
+		emb_rm_tree(tmp);
 }

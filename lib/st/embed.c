@@ -384,26 +384,8 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		free(v);
 		return -1;
 	}
-	for (size_t i = 0; i < p->n_dense; i++) {   /* Dense: act(W v + b) */
-		const emb_dense *dn = &p->dense[i];
-		float *y = malloc((size_t)dn->out * sizeof(float));
-		if (!y) {
-			free(v);
-			return emb_err_set(err, "out of memory");
-		}
-		for (int o = 0; o < dn->out; o++) {
-			const float *w = dn->w + (size_t)o * dn->in;
-			float acc = 0;
-			for (int k = 0; k < dn->in; k++)
-				acc += w[k] * v[k];
-			if (dn->b)
-				acc += dn->b[o];
-			y[o] = dn->tanh ? tanhf(acc) : acc;
-		}
-		free(v);
-		v = y;
-		pd = dn->out;
-	}
+	if (emb_dense_apply(&v, &pd, p->dense, p->n_dense, err) < 0)
+		return -1;
 	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
 		double mean = 0, var = 0;
 		for (int i = 0; i < pd; i++)

@@ -134,6 +134,34 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 	return 0;
 }
 
+int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
+                    emb_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const emb_dense *dn = &dense[i];
+		// W (out, in) @ v (in) + b (out) -> y (out)
+		float *y = malloc((size_t)dn->out * sizeof(float));
+		if (!y) {
+			free(*v);
+			*v = NULL;
+			return emb_err_set(err, "out of memory");
+		}
+		for (int o = 0; o < dn->out; o++) {
+			const float *w = dn->w + (size_t)o * dn->in;
+			float acc = 0;
+			for (int k = 0; k < dn->in; k++)
+				acc += w[k] * (*v)[k];
+			if (dn->b)
+				acc += dn->b[o];
+			y[o] = dn->tanh ? tanhf(acc) : acc;
+		}
+		free(*v);
+		*v = y;
+		*pd = dn->out;
+	}
+	return 0;
+}
+
 void emb_normalize(float *v, int d)
 {
 	double ss = 0.0;

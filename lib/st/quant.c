@@ -251,7 +251,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	json_t *hdr = NULL, *meta;
 	char path[PATH_MAX], *htext = NULL, *tmp = NULL, *outc = NULL;
 	FILE *f = NULL;
-	size_t n, off = 0, hlen;
+	size_t n, off = 0;
 	int w8 = !strcmp(type, "int8"), f16 = !strcmp(type, "f16");
 	int rc = -1, nq = 0;
 	float *buf = NULL;
@@ -327,7 +327,6 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	json_object_set_new(hdr, "__metadata__", meta);
 	if (!(htext = json_dumps(hdr, JSON_COMPACT)))
 		goto oom;
-	hlen = strlen(htext);
 	if (emb_ckpt_copy_files(dir, tmp, err) < 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/model.safetensors", tmp);
@@ -335,16 +334,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		emb_err_set(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	{
-		size_t padded = (hlen + 7) / 8 * 8;
-		unsigned char len8[8];
-		for (int b = 0; b < 8; b++)
-			len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
-		fwrite(len8, 1, 8, f);
-		fwrite(htext, 1, hlen, f);
-		for (size_t p = hlen; p < padded; p++)
-			fputc(' ', f);
-	}
+	emb_safetensors_write_header(f, htext);
 	for (size_t i = 0; i < n; i++) {
 		const emb_tensor *t = emb_safetensors_at(st, i);
 		int q = w8 && is_float(t->dtype) && is_linear(t);

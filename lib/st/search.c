@@ -472,16 +472,7 @@ int emb_index_write(const emb_index *ix, const char *path, emb_err *err)
 		emb_err_set(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	{
-		size_t hlen = strlen(htext), padded = (hlen + 7) / 8 * 8;
-		unsigned char len8[8];
-		for (int b = 0; b < 8; b++)
-			len8[b] = (unsigned char)((uint64_t)padded >> (8 * b));
-		fwrite(len8, 1, 8, f);
-		fwrite(htext, 1, hlen, f);
-		for (size_t p = hlen; p < padded; p++)
-			fputc(' ', f);
-	}
+	emb_safetensors_write_header(f, htext);
 	for (int i = 0; i < nt; i++)
 		if (t[i].bytes)
 			fwrite(t[i].data, 1, t[i].bytes, f);
@@ -825,8 +816,7 @@ struct emb_search {
 	float *htab;            /* (64 words + 1) binary score of each distance
 	                           (an index file may set its padding bits) */
 	float *i8lo, *i8step;   /* (dim) int8 dequantization, as i8_value */
-	void (*bscan)(struct emb_search *s, int tid, size_t j0, size_t j1);
-	int fma;                /* the CPU has FMA: rescore_fma */
+	float *rbuf;            /* (4, dim) documents widened for rescore */
 	/* per thread */
 	float **sbuf;           /* (qmax, FBLOCK) scores */
 	float **dbuf;           /* (FBLOCK, dim) packed block, f16 / int8 */
@@ -839,8 +829,6 @@ struct emb_search {
 	emb_hit *merge;         /* (nth * kc) */
 };
 
-typedef void (*bin_scan_fn)(emb_search *s, int tid, size_t j0, size_t j1);
-static bin_scan_fn bin_scan_select(const emb_kernels *k);
 
 unsigned emb_search_first(const emb_search *s) { return s->first; }
 unsigned emb_search_with(const emb_search *s) { return s->with; }
@@ -870,6 +858,7 @@ void emb_search_free(emb_search *s)
 	free(s->inv);
 	free(s->invw);
 	free(s->htab);
+	free(s->rbuf);
 	free(s->i8lo);
 	free(s->i8step);
 	free(s->qn);
@@ -938,12 +927,6 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 	if (emb_kernels_select(&s->kern, err) < 0 ||
 	    emb_threads_new(&s->tp, s->nth, err) < 0)
 		goto fail;
-	s->bscan = bin_scan_select(s->kern);
-#if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
-	/* the SIMD GEMM kernels fuse; the scalar one does not */
-	s->fma = strcmp(s->kern->name, "scalar") && __builtin_cpu_supports("fma");
-#endif
 	s->nth = emb_threads_count(s->tp);
 	s->qmax = QMAX;
 	while (s->qmax > 1 &&
@@ -963,7 +946,8 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 			s->i8step[kk] = (ix->maxs[kk] - ix->mins[kk]) / 255.0f;
 		}
 	}
-	if (!(s->htab = malloc(((size_t)words * 64 + 1) * sizeof(float))))
+	if (!(s->htab = malloc(((size_t)words * 64 + 1) * sizeof(float))) ||
+	    !(s->rbuf = malloc((size_t)4 * dim * sizeof(float))))
 		goto nomem;
 	for (int h = 0; h <= words * 64; h++)
 		s->htab[h] = s->score == EMB_SCORE_COSINE ?
@@ -1081,31 +1065,17 @@ static void float_task(void *ctx, size_t begin, size_t end, int tid)
 }
 
 /*
- * Binary first stage.  Distances of one query's words qw (W) to the 8
- * documents of a panel pw (W words x 8 documents): hamming8_*; the scan
- * keeps -distance as the heap score (the real score, a function of the
- * distance, is put in at the merge), so that the bar is an integer.
+ * Binary first stage.  Distances of one query's words qw (W) to the
+ * documents of a block's panels (W words x 8 documents each): the kernel
+ * table's hamming8; the scan keeps -distance as the heap score (the real
+ * score, a function of the distance, is put in at the merge), so that
+ * the bar is an integer.
  */
-#define INLINE static inline __attribute__((always_inline))
-
-INLINE int hamming8_c(int *d, const uint64_t *pw, const uint64_t *qw, int W,
-                      int bar)
-{
-	int any = 0;
-
-	for (int c = 0; c < 8; c++)
-		d[c] = 0;
-	for (int w = 0; w < W; w++)
-		for (int c = 0; c < 8; c++)
-			d[c] += __builtin_popcountll(pw[w * 8 + c] ^ qw[w]);
-	for (int c = 0; c < 8; c++)
-		any |= d[c] <= bar;
-	return any;
-}
 
 /* the 8 distances of a panel into the heap of one query */
-INLINE void bin_take(emb_hit *h, int *n, int kc, const float *tab, float thr,
-                     const int *d, size_t doc0, size_t j1)
+static inline void bin_take(emb_hit *h, int *n, int kc, const float *tab,
+                            float thr, const int32_t *d, size_t doc0,
+                            size_t j1)
 {
 	int lim = j1 - doc0 < 8 ? (int)(j1 - doc0) : 8;
 
@@ -1118,228 +1088,73 @@ INLINE void bin_take(emb_hit *h, int *n, int kc, const float *tab, float thr,
 	}
 }
 
-#define BIN_SCAN(HAM) \
-	for (int q = 0; q < s->m; q++) { \
-		const uint64_t *qw = s->qb + (size_t)q * W; \
-		emb_hit *h = s->heap[tid] + (size_t)q * kc; \
-		int *n = &s->hn[tid][q]; \
-		for (size_t p = j0 / 8; p * 8 < j1; p++) { \
-			int d[8]; \
-			/* bar: a distance above the worst kept cannot enter */ \
-			int bar = *n < kc ? INT32_MAX - 1 : (int)-h[0].score; \
-			if (HAM(d, ix->bin + p * (size_t)W * 8, qw, W, bar)) \
-				bin_take(h, n, kc, s->htab, s->thr, d, p * 8, j1); \
-		} \
-	}
-
-static void bin_scan_c(emb_search *s, int tid, size_t j0, size_t j1)
-{
-	const emb_index *ix = s->ix;
-	int kc = s->kc, W = ix->words;
-
-	BIN_SCAN(hamming8_c)
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-__attribute__((target("popcnt")))
-static void bin_scan_popcnt(emb_search *s, int tid, size_t j0, size_t j1)
-{
-	const emb_index *ix = s->ix;
-	int kc = s->kc, W = ix->words;
-
-	BIN_SCAN(hamming8_c)
-}
-
-/* AVX2: bytes counted by nibble lookups, summed per word by vpsadbw */
-__attribute__((target("avx2,popcnt")))
-static inline int hamming8_avx2(int *d, const uint64_t *pw,
-                                const uint64_t *qw, int W, int bar)
-{
-	const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
-		2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
-	const __m256i low = _mm256_set1_epi8(0x0f);
-	__m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-
-	for (int w0 = 0; w0 < W; w0 += 31) {
-		/* byte counts reach at most 8 per word: 31 words fit a byte */
-		__m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-		int w1 = w0 + 31 < W ? w0 + 31 : W;
-		for (int w = w0; w < w1; w++) {
-			__m256i qv = _mm256_set1_epi64x((long long)qw[w]);
-			__m256i x0 = _mm256_xor_si256(_mm256_loadu_si256(
-				(const __m256i *)(pw + w * 8)), qv);
-			__m256i x1 = _mm256_xor_si256(_mm256_loadu_si256(
-				(const __m256i *)(pw + w * 8 + 4)), qv);
-			a0 = _mm256_add_epi8(a0, _mm256_add_epi8(
-				_mm256_shuffle_epi8(lut, _mm256_and_si256(x0, low)),
-				_mm256_shuffle_epi8(lut, _mm256_and_si256(
-					_mm256_srli_epi16(x0, 4), low))));
-			a1 = _mm256_add_epi8(a1, _mm256_add_epi8(
-				_mm256_shuffle_epi8(lut, _mm256_and_si256(x1, low)),
-				_mm256_shuffle_epi8(lut, _mm256_and_si256(
-					_mm256_srli_epi16(x1, 4), low))));
-		}
-		s0 = _mm256_add_epi64(s0, _mm256_sad_epu8(a0, _mm256_setzero_si256()));
-		s1 = _mm256_add_epi64(s1, _mm256_sad_epu8(a1, _mm256_setzero_si256()));
-	}
-	{
-		__m256i b = _mm256_set1_epi64x((long long)bar + 1);
-		long long t[8];
-		if (!_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpgt_epi64(b, s0),
-		                                          _mm256_cmpgt_epi64(b, s1))))
-			return 0;
-		_mm256_storeu_si256((__m256i *)t, s0);
-		_mm256_storeu_si256((__m256i *)(t + 4), s1);
-		for (int c = 0; c < 8; c++)
-			d[c] = (int)t[c];
-	}
-	return 1;
-}
-
-__attribute__((target("avx2,popcnt")))
-static void bin_scan_avx2(emb_search *s, int tid, size_t j0, size_t j1)
-{
-	const emb_index *ix = s->ix;
-	int kc = s->kc, W = ix->words;
-
-	BIN_SCAN(hamming8_avx2)
-}
-
-#ifdef EMB_HAVE_AVX512
-/* AVX-512 VPOPCNTDQ: one vector is one word of the 8 documents */
-__attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
-static inline int hamming8_vpop(int *d, const uint64_t *pw,
-                                const uint64_t *qw, int W, int bar)
-{
-	__m512i acc = _mm512_setzero_si512();
-
-	for (int w = 0; w < W; w++)
-		acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(
-			_mm512_loadu_si512((const void *)(pw + w * 8)),
-			_mm512_set1_epi64((long long)qw[w]))));
-	if (!_mm512_cmple_epi64_mask(acc, _mm512_set1_epi64(bar)))
-		return 0;
-	_mm256_storeu_si256((__m256i *)d, _mm512_cvtepi64_epi32(acc));
-	return 1;
-}
-
-__attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
-static void bin_scan_vpop(emb_search *s, int tid, size_t j0, size_t j1)
-{
-	const emb_index *ix = s->ix;
-	int kc = s->kc, W = ix->words;
-
-	BIN_SCAN(hamming8_vpop)
-}
-#endif
-#endif
-
-/* the fastest this CPU runs; $EMB_ISA=scalar: the portable C one */
-static bin_scan_fn bin_scan_select(const emb_kernels *k)
-{
-	if (!strcmp(k->name, "scalar"))
-		return bin_scan_c;
-#if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
-#ifdef EMB_HAVE_AVX512
-	if ((!strcmp(k->name, "avx512") || !strcmp(k->name, "vnni")) &&
-	    __builtin_cpu_supports("avx512vpopcntdq"))
-		return bin_scan_vpop;
-#endif
-	if (strcmp(k->name, "scalar") && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("popcnt"))
-		return bin_scan_avx2;
-	if (__builtin_cpu_supports("popcnt"))
-		return bin_scan_popcnt;
-#endif
-	return bin_scan_c;
-}
-
 static void binary_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	emb_search *s = ctx;
-	size_t n = s->ix->n;
+	const emb_index *ix = s->ix;
+	size_t n = ix->n;
+	int kc = s->kc, W = ix->words;
+	int32_t d[BBLOCK];
 
 	for (size_t b = begin; b < end; b++) {
 		size_t j0 = b * BBLOCK, j1 = n - j0 < BBLOCK ? n : j0 + BBLOCK;
-		s->bscan(s, tid, j0, j1);
+		size_t p0 = j0 / 8, np = (j1 - j0 + 7) / 8;
+		for (int q = 0; q < s->m; q++) {
+			const uint64_t *qw = s->qb + (size_t)q * W;
+			emb_hit *h = s->heap[tid] + (size_t)q * kc;
+			int *hn = &s->hn[tid][q];
+			s->kern->hamming8(d, ix->bin + p0 * (size_t)W * 8, qw, W, np);
+			for (size_t p = 0; p < np; p++) {
+				const int32_t *dp = d + p * 8;
+				/* bar: a distance above the worst kept cannot enter */
+				int bar = *hn < kc ? INT32_MAX - 1 : (int)-h[0].score, any = 0;
+				for (int c = 0; c < 8; c++)
+					any |= dp[c] <= bar;
+				if (any)
+					bin_take(h, hn, kc, s->htab, s->thr, dp, (p0 + p) * 8, j1);
+			}
+		}
 	}
 }
 
 /* query q (normalized for cosine) against the documents h[0..n) in
- * precision p, four at a time (independent chains): per document one
- * multiply-add per element in order (fused with the SIMD kernels, not
- * with the scalar one) as the GEMM kernel in use computes an element, so
- * that an f32 rescore gives the exact search's score bit for bit */
-#define RESCORE_BODY \
-	const emb_index *ix = s->ix; \
-	int dim = ix->dim; \
-	for (int c0 = 0; c0 < n; c0 += 4) { \
-		int g = n - c0 < 4 ? n - c0 : 4; \
-		float acc[4] = { 0, 0, 0, 0 }; \
-		size_t j[4]; \
-		for (int c = 0; c < 4; c++) \
-			j[c] = h[c0 + (c < g ? c : 0)].doc; \
-		if (p == EMB_IX_F32) { \
-			const float *d[4]; \
-			for (int c = 0; c < 4; c++) \
-				d[c] = ix->f32 + pidx(dim, j[c], 0); \
-			for (int kk = 0; kk < dim; kk++) \
-				for (int c = 0; c < 4; c++) \
-					acc[c] = MADD(q[kk], d[c][(size_t)kk * EMB_PANEL], acc[c]); \
-		} else if (p == EMB_IX_F16) { \
-			const uint16_t *d[4]; \
-			for (int c = 0; c < 4; c++) \
-				d[c] = ix->f16 + j[c] * dim; \
-			for (int kk = 0; kk < dim; kk++) \
-				for (int c = 0; c < 4; c++) \
-					acc[c] = MADD(q[kk], f16_to_f32(d[c][kk]), acc[c]); \
-		} else { \
-			const int8_t *d[4]; \
-			for (int c = 0; c < 4; c++) \
-				d[c] = ix->i8 + j[c] * dim; \
-			for (int kk = 0; kk < dim; kk++) { \
-				float lo = s->i8lo[kk], st = s->i8step[kk]; \
-				for (int c = 0; c < 4; c++) \
-					acc[c] = MADD(q[kk], lo + ((float)(d[c][kk] + 128) + \
-					              0.5f) * st, acc[c]); \
-			} \
-		} \
-		for (int c = 0; c < g; c++) \
-			h[c0 + c].score = s->invw ? acc[c] * s->invw[j[c]] : acc[c]; \
+ * precision p, four at a time: the kernel table's dot4, one multiply-add
+ * per element in order as its GEMM computes an element, so that an f32
+ * rescore gives the exact search's score bit for bit; f16 and int8
+ * documents are widened into s->rbuf first */
+static void rescore(emb_search *s, unsigned p, const float *q, emb_hit *h,
+                    int n)
+{
+	const emb_index *ix = s->ix;
+	int dim = ix->dim;
+
+	for (int c0 = 0; c0 < n; c0 += 4) {
+		int g = n - c0 < 4 ? n - c0 : 4;
+		float acc[4];
+		const float *x[4];
+		size_t j[4], inc = 1;
+		for (int c = 0; c < 4; c++) {
+			float *r = s->rbuf + (size_t)c * dim;
+			j[c] = h[c0 + (c < g ? c : 0)].doc;
+			x[c] = r;
+			if (p == EMB_IX_F32) {
+				x[c] = ix->f32 + pidx(dim, j[c], 0);
+				inc = EMB_PANEL;
+			} else if (p == EMB_IX_F16) {
+				const uint16_t *d = ix->f16 + j[c] * dim;
+				for (int kk = 0; kk < dim; kk++)
+					r[kk] = f16_to_f32(d[kk]);
+			} else {
+				const int8_t *d = ix->i8 + j[c] * dim;
+				for (int kk = 0; kk < dim; kk++)
+					r[kk] = s->i8lo[kk] + ((float)(d[kk] + 128) + 0.5f) *
+					        s->i8step[kk];
+			}
+		}
+		s->kern->dot4(acc, q, x, inc, dim);
+		for (int c = 0; c < g; c++)
+			h[c0 + c].score = s->invw ? acc[c] * s->invw[j[c]] : acc[c];
 	}
-
-/* as the scalar GEMM kernel: multiply, then add (nothing contracted) */
-#define MADD(a, b, c) ((c) + (a) * (b))
-static void rescore_c(const emb_search *s, unsigned p, const float *q,
-                      emb_hit *h, int n)
-{
-	RESCORE_BODY
-}
-#undef MADD
-#define MADD(a, b, c) fmaf(a, b, c)
-
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("fma")))
-static void rescore_fma(const emb_search *s, unsigned p, const float *q,
-                        emb_hit *h, int n)
-{
-	RESCORE_BODY
-}
-#endif
-
-static void rescore(const emb_search *s, unsigned p, const float *q,
-                    emb_hit *h, int n)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (s->fma) {
-		rescore_fma(s, p, q, h, n);
-		return;
-	}
-#endif
-	rescore_c(s, p, q, h, n);
 }
 
 void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,

@@ -26,6 +26,14 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 /* v /= max(||v||, 1e-12), as torch.nn.functional.normalize */
 void emb_normalize(float *v, int d);
 /*
+ * The Dense modules DENSE[0..N) in order on *V (*PD values, new): each
+ * y = act(W v + b) replaces *V (the old one freed), *PD its size.  0, or
+ * -1 with ERR set and *V freed (NULL).  The shapes are the caller's to
+ * check.
+ */
+int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
+                    emb_err *err);
+/*
  * Sparse vectors (SPLADE).  w (n) -> idx, val (room for n each): the
  * nonzero entries, or the TOP_K largest of them (0: all; ties by lower
  * index), in ascending index order; returns how many.

@@ -139,8 +139,6 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
 {
 	json_t *vocab = json_object_get(j, "vocab");
 	json_t *merges = json_object_get(j, "merges");
-	const char *key;
-	json_t *val;
 	size_t i, size = 16, nm;
 	char *buf = NULL;
 	size_t bufcap = 0;
@@ -174,22 +172,8 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
 		return emb_err_set(err, "out of memory");
 	if (!b->suffix && !(b->suffix = strdup("")))
 		return emb_err_set(err, "out of memory");
-	json_object_foreach(vocab, key, val) {
-		json_int_t id;
-		if (!json_is_integer(val))
-			return emb_err_set(err, "%s: field 'model.vocab' entry "
-			                   "'%.60s' must be an integer id", file,
-			                   key);
-		id = json_integer_value(val);
-		if (id < 0 || id >= MAX_ID)
-			return emb_err_set(err, "%s: field 'model.vocab' entry "
-			                   "'%.60s' has id %lld out of range", file,
-			                   key, (long long)id);
-		if (tk_vocab_add(&b->vocab, key, strlen(key), (int32_t)id) < 0)
-			return emb_err_set(err, "out of memory");
-	}
-	if (tk_vocab_build(&b->vocab) < 0)
-		return emb_err_set(err, "out of memory");
+	if (tk_vocab_from_json(&b->vocab, vocab, file, err) < 0)
+		return -1;
 	if (b->unk)
 		b->unk_id = tk_vocab_get(&b->vocab, b->unk, strlen(b->unk));
 	for (k = 0; k < 256; k++) {

@@ -23,51 +23,6 @@
 #include <utf8proc.h>
 #include "tok/tok-internal.h"
 
-static int b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* standard base64 with padding; -1 on a bad character or length */
-static long b64_decode(unsigned char *out, const char *s, size_t len)
-{
-	size_t i, n = 0;
-	uint32_t acc = 0;
-	int bits = 0, pad = 0;
-
-	for (i = 0; i < len; i++) {
-		int v;
-		if (s[i] == '=') {
-			pad++;
-			continue;
-		}
-		if (pad)
-			return -1;
-		v = b64val((unsigned char)s[i]);
-		if (v < 0)
-			return -1;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (pad > 2 || (len % 4 && pad))
-		return -1;
-	return (long)n;
-}
-
 void tk_charsmap_release(tk_charsmap *m)
 {
 	free(m->units);
@@ -87,7 +42,7 @@ int tk_charsmap_parse(tk_charsmap *m, const char *b64, size_t len,
 	blob = malloc(len / 4 * 3 + 4);
 	if (!blob)
 		return emb_err_set(err, "out of memory");
-	n = b64_decode(blob, b64, len);
+	n = emb_base64_decode(blob, b64, len, 0);
 	if (n < 0) {
 		free(blob);
 		return emb_err_set(err, "%s: field '%s.precompiled_charsmap' is "

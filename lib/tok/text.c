@@ -542,16 +542,26 @@ int tk_str_push(tk_str *s, uint32_t c, int32_t os, int32_t oe)
 	return 0;
 }
 
+int tk_grow(void *vp, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t c;
+	void *v, *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : first;
+	memcpy(&v, vp, sizeof(v));      /* *vp is some T *: no aliasing cast */
+	if (!(p = realloc(v, c * size)))
+		return -1;
+	memcpy(vp, &p, sizeof(p));
+	*cap = c;
+	return 0;
+}
+
 int tk_spans_push(tk_spans *s, size_t a, size_t b)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		tk_span *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (tk_grow(&s->v, &s->cap, s->n, sizeof(*s->v), 64) < 0)
+		return -1;
 	s->v[s->n].a = a;
 	s->v[s->n].b = b;
 	s->n++;

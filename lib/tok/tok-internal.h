@@ -69,6 +69,10 @@ typedef struct tk_spans {
 	size_t n, cap;
 } tk_spans;
 
+/* room for one more item of SIZE bytes in the array *VP (VP: the address
+ * of a T *) of *CAP items holding N: doubled (FIRST items at first) when
+ * full; 0, or -1 when out of memory (*VP unchanged) */
+int tk_grow(void *vp, size_t *cap, size_t n, size_t size, size_t first);
 int tk_spans_push(tk_spans *s, size_t a, size_t b);
 void tk_spans_release(tk_spans *s);
 
@@ -310,6 +314,10 @@ void tk_vocab_release(tk_vocab *v);
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
 /* build the hash table and id index after the last add */
 int tk_vocab_build(tk_vocab *v);
+/* add every entry of OBJ (borrowed: tokenizer.json's model.vocab, an
+ * object of token -> id) and build; 0, or -1 with ERR naming FILE */
+int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
+                       emb_err *err);
 /* id of PREFIX + S (prefix may be empty), -1 if absent */
 int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix,
                               size_t plen, const char *s, size_t len);

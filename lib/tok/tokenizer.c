@@ -229,14 +229,8 @@ static void work_release(tk_work *w)
 
 static int segs_push(tk_segs *s, size_t a, size_t b, long tok)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 32;
-		tk_seg *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (tk_grow(&s->v, &s->cap, s->n, sizeof(*s->v), 32) < 0)
+		return -1;
 	s->v[s->n].a = a;
 	s->v[s->n].b = b;
 	s->v[s->n].tok = tok;
@@ -955,6 +949,16 @@ static int parse_template(tk_tpl_item **out, size_t *nout, const json_t *a,
 
 static void post_release(tk_post *p);
 
+/* RobertaProcessing's and ByteLevel's offset options (default true) */
+static void post_offsets(tk_post *p, const json_t *j)
+{
+	json_t *x = json_object_get(j, "trim_offsets");
+
+	p->trim_offsets = json_is_boolean(x) ? json_is_true(x) : 1;
+	x = json_object_get(j, "add_prefix_space");
+	p->add_prefix_space = json_is_boolean(x) ? json_is_true(x) : 1;
+}
+
 static int parse_post(tk_post *p, const json_t *j, const char *file,
                       int depth, emb_err *err)
 {
@@ -995,30 +999,13 @@ static int parse_post(tk_post *p, const json_t *j, const char *file,
 			return -1;
 		if (post_bert(p, cls, sep, type[0] == 'R') < 0)
 			return emb_err_set(err, "out of memory");
-		if (type[0] == 'R') {
-			int trim = 1, aps = 1;
-			json_t *x = json_object_get(j, "trim_offsets");
-			if (json_is_boolean(x))
-				trim = json_is_true(x);
-			x = json_object_get(j, "add_prefix_space");
-			if (json_is_boolean(x))
-				aps = json_is_true(x);
-			p->trim_offsets = trim;
-			p->add_prefix_space = aps;
-		}
+		if (type[0] == 'R')
+			post_offsets(p, j);
 		return 0;
 	}
 	if (!strcmp(type, "ByteLevel")) {
 		/* no special tokens; trims offsets like RobertaProcessing */
-		int trim = 1, aps = 1;
-		json_t *x = json_object_get(j, "trim_offsets");
-		if (json_is_boolean(x))
-			trim = json_is_true(x);
-		x = json_object_get(j, "add_prefix_space");
-		if (json_is_boolean(x))
-			aps = json_is_true(x);
-		p->trim_offsets = trim;
-		p->add_prefix_space = aps;
+		post_offsets(p, j);
 		return 0;
 	}
 	if (!strcmp(type, "Sequence")) {

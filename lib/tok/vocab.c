@@ -159,6 +159,31 @@ int tk_vocab_build(tk_vocab *v)
 	return 0;
 }
 
+int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
+                       emb_err *err)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		json_int_t id;
+		if (!json_is_integer(val))
+			return emb_err_set(err, "%s: field 'model.vocab' entry "
+			                   "'%.60s' must be an integer id", file,
+			                   key);
+		id = json_integer_value(val);
+		if (id < 0 || id >= MAX_ID)
+			return emb_err_set(err, "%s: field 'model.vocab' entry "
+			                   "'%.60s' has id %lld out of range", file,
+			                   key, (long long)id);
+		if (tk_vocab_add(v, key, strlen(key), (int32_t)id) < 0)
+			return emb_err_set(err, "out of memory");
+	}
+	if (tk_vocab_build(v) < 0)
+		return emb_err_set(err, "out of memory");
+	return 0;
+}
+
 int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
                       const char *s, size_t len)
 {

@@ -12,7 +12,6 @@
 #include <string.h>
 #include "tok/tok-internal.h"
 
-#define MAX_ID (1 << 26)
 
 
 /* ------------------------------------------------------------------ */
@@ -94,8 +93,6 @@ int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
 	json_t *unk = json_object_get(j, "unk_token");
 	json_t *pre = json_object_get(j, "continuing_subword_prefix");
 	json_t *mx = json_object_get(j, "max_input_chars_per_word");
-	const char *key;
-	json_t *val;
 	size_t max_chars = 100;
 
 	if (!vocab)
@@ -121,22 +118,8 @@ int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
 	            json_is_string(pre) ? json_string_value(pre) : "##",
 	            max_chars) < 0)
 		return emb_err_set(err, "out of memory");
-	json_object_foreach(vocab, key, val) {
-		json_int_t id;
-		if (!json_is_integer(val))
-			return emb_err_set(err, "%s: field 'model.vocab' entry "
-			                   "'%.60s' must be an integer id", file,
-			                   key);
-		id = json_integer_value(val);
-		if (id < 0 || id >= MAX_ID)
-			return emb_err_set(err, "%s: field 'model.vocab' entry "
-			                   "'%.60s' has id %lld out of range", file,
-			                   key, (long long)id);
-		if (tk_vocab_add(&wp->vocab, key, strlen(key), (int32_t)id) < 0)
-			return emb_err_set(err, "out of memory");
-	}
-	if (tk_vocab_build(&wp->vocab) < 0)
-		return emb_err_set(err, "out of memory");
+	if (tk_vocab_from_json(&wp->vocab, vocab, file, err) < 0)
+		return -1;
 	wp->unk_id = tk_vocab_get(&wp->vocab, wp->unk, strlen(wp->unk));
 	return 0;
 }

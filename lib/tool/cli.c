@@ -96,6 +96,25 @@ int emb_cli_parse_int(long long *out, const char *s, long long min,
 	return 0;
 }
 
+int emb_cli_pool_modes(unsigned *modes, const char *arg, emb_err *err)
+{
+	if (!(*modes = emb_pool_modes_parse(arg)))
+		return emb_err_set(err, "unknown pooling mode '%s' (cls, mean, max, mean_sqrt_len, weightedmean, lasttoken)",
+		                   arg);
+	return 0;
+}
+
+int emb_cli_dim(int *dim, const char *arg, emb_err *err)
+{
+	long long v;
+
+	if (emb_cli_parse_int(&v, arg, 1, 1 << 30, 0) < 0)
+		return emb_err_set(err, "--dim must be a positive integer, not '%s'",
+		                   arg);
+	*dim = (int)v;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* options                                                             */
 

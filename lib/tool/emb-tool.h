@@ -61,6 +61,24 @@ enum {
 	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
 };
 
+/*
+ * The --help lines of the options emb_cli_parse reads for every record
+ * filter, --errors to --version: the end of a command's usage text
+ * before its "Exit:" line.
+ */
+#define EMB_CLI_USAGE_COMMON \
+"  --errors=skip|emit on a bad record: skip it, or write {\"id\",\"error\"}\n" \
+"  --strict           stop at the first bad record\n" \
+"  --max-line BYTES   longest accepted line (default 64M)\n" \
+"  --fields LIST      write only these members of each output record\n" \
+"                     (comma-separated; NAME also selects NAME_b64)\n" \
+"  --drop LIST        write every member but these\n" \
+"  --progress[=always], --no-progress\n" \
+"                     status on stderr when it is a terminal (default: only\n" \
+"                     when stdout is not a pipe); always: even when not\n" \
+"  -h, --help         this text\n" \
+"  --version          print the version\n"
+
 typedef struct emb_chunker emb_chunker;
 
 typedef struct emb_cli {
@@ -163,6 +181,14 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
  * SUFFIX); 0 or -1 */
 int emb_cli_parse_int(long long *out, const char *s, long long min,
                       long long max, int suffix);
+
+/*
+ * The pooling options emb-encode and emb-pool share: *MODES from a list
+ * of pooling modes ARG ("cls,mean"), *DIM from --dim ARG (a positive
+ * integer).  0, or -1 with ERR set to the usage message.
+ */
+int emb_cli_pool_modes(unsigned *modes, const char *arg, emb_err *err);
+int emb_cli_dim(int *dim, const char *arg, emb_err *err);
 /* resolve c->model (emb_model_resolve); exits 2 when absent and REQUIRED,
  * 3 when it cannot be resolved.  *dir: new (free()) or NULL. */
 char *emb_cli_model_dir(const emb_cli *c, int required);

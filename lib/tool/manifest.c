@@ -29,7 +29,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -45,6 +44,7 @@
 #include <yaml.h>
 
 #include "tool/emb-tool.h"
+#include "tool/xalloc.h"
 
 #define MAX_STAGES 8
 
@@ -87,46 +87,6 @@ struct manifest {
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-
-	if (!p) {
-		fputs("emb: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s);
-	char *p = xcalloc(n + 1, 1);
-
-	memcpy(p, s, n);
-	return p;
-}
-
-static char *xasprintf(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-	char *p;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	p = xcalloc((size_t)n + 1, 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return p;
-}
-
 static void free_strv(char **v)
 {
 	if (!v)
@@ -148,8 +108,8 @@ static size_t strv_len(char **v)
 static char *resolve(const char *dir, const char *p)
 {
 	if (p[0] == '/' || !strcmp(dir, "."))
-		return xstrdup(p);
-	return xasprintf("%s/%s", dir, p);
+		return emb_xstrdup(p);
+	return emb_xasprintf("%s/%s", dir, p);
 }
 
 static double now_s(void)
@@ -240,7 +200,7 @@ static int get_str(struct yctx *y, const yaml_node_t *n, const char *key,
 	if (strlen(s) != n->data.scalar.length)
 		return yerr(y, n, key, "string contains a NUL byte");
 	free(*out);
-	*out = xstrdup(s);
+	*out = emb_xstrdup(s);
 	return 0;
 }
 
@@ -307,14 +267,14 @@ static int get_list(struct yctx *y, const yaml_node_t *n, const char *key,
 	free_strv(*out);
 	*out = NULL;
 	if (one_ok && scalar(n)) {
-		v = xcalloc(2, sizeof(*v));
-		v[0] = xstrdup(scalar(n));
+		v = emb_xcalloc(2, sizeof(*v));
+		v[0] = emb_xstrdup(scalar(n));
 		*out = v;
 		return 0;
 	}
 	if (!n || n->type != YAML_SEQUENCE_NODE)
 		return yerr(y, n, key, "expected a list");
-	v = xcalloc((size_t)(n->data.sequence.items.top -
+	v = emb_xcalloc((size_t)(n->data.sequence.items.top -
 	                     n->data.sequence.items.start) + 1, sizeof(*v));
 	*out = v;
 	for (yaml_node_item_t *i = n->data.sequence.items.start;
@@ -326,7 +286,7 @@ static int get_list(struct yctx *y, const yaml_node_t *n, const char *key,
 			return yerr(y, e, key, "list items must be strings");
 		if (strlen(s) != e->data.scalar.length)
 			return yerr(y, e, key, "string contains a NUL byte");
-		v[k++] = xstrdup(s);
+		v[k++] = emb_xstrdup(s);
 	}
 	return 0;
 }
@@ -348,11 +308,11 @@ static int get_list_words(struct yctx *y, const yaml_node_t *n,
 		if (bad_word_char((unsigned char)*p))
 			return yerr(y, n, key, "'%c' is not allowed in a string "
 			            "of words (use a list)", *p);
-	copy = xstrdup(s);
-	v = xcalloc(strlen(s) / 2 + 2, sizeof(*v));
+	copy = emb_xstrdup(s);
+	v = emb_xcalloc(strlen(s) / 2 + 2, sizeof(*v));
 	for (w = strtok_r(copy, " \t\r\n", &save); w;
 	     w = strtok_r(NULL, " \t\r\n", &save))
-		v[k++] = xstrdup(w);
+		v[k++] = emb_xstrdup(w);
 	free(copy);
 	*out = v;
 	return 0;
@@ -372,7 +332,7 @@ static void add_tol(struct mcase *c, const char *field, double atol,
 	c->tols = realloc(c->tols, (c->ntols + 1) * sizeof(*c->tols));
 	if (!c->tols)
 		abort();
-	c->tols[c->ntols].field = xstrdup(field);
+	c->tols[c->ntols].field = emb_xstrdup(field);
 	c->tols[c->ntols].atol = atol;
 	c->tols[c->ntols].min_cos = min_cos;
 	c->ntols++;
@@ -489,13 +449,13 @@ static int get_command(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 	for (;;) {
 		const char *e = strchr(p, '|');
 		size_t len = e ? (size_t)(e - p) : strlen(p), nw = 0;
-		char *seg = xcalloc(len + 1, 1), *save = NULL, *w;
-		char **words = xcalloc(len / 2 + 2, sizeof(*words));
+		char *seg = emb_xcalloc(len + 1, 1), *save = NULL, *w;
+		char **words = emb_xcalloc(len / 2 + 2, sizeof(*words));
 
 		memcpy(seg, p, len);
 		for (w = strtok_r(seg, " \t\r\n", &save); w;
 		     w = strtok_r(NULL, " \t\r\n", &save))
-			words[nw++] = xstrdup(w);
+			words[nw++] = emb_xstrdup(w);
 		free(seg);
 		if (!nw) {
 			free(words);
@@ -570,7 +530,7 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 
 		if (ks && !strcmp(ks, "name") && !c->name && scalar(v) &&
 		    *scalar(v)) {
-			c->name = xstrdup(scalar(v));
+			c->name = emb_xstrdup(scalar(v));
 			y->cname = c->name;
 		}
 	}
@@ -624,7 +584,7 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 				*dst = resolve(y->m->dir, tmp);
 				if (dst == &c->model) {
 					free(c->model_name);
-					c->model_name = xstrdup(tmp);
+					c->model_name = emb_xstrdup(tmp);
 					c->model_line = line_of(v);
 				}
 				free(tmp);
@@ -732,7 +692,7 @@ static int parse_manifest(struct manifest *m, const char *path, int trusted,
 	memset(m, 0, sizeof(*m));
 	m->path = path;
 	m->trusted = trusted;
-	m->dir = xstrdup(path);
+	m->dir = emb_xstrdup(path);
 	slash = strrchr(m->dir, '/');
 	if (!slash)
 		strcpy(m->dir, ".");
@@ -792,7 +752,7 @@ static int parse_manifest(struct manifest *m, const char *path, int trusted,
 		yerr(&y, cases, "cases", "expected a non-empty list of cases");
 		goto done;
 	}
-	m->c = xcalloc((size_t)(cases->data.sequence.items.top -
+	m->c = emb_xcalloc((size_t)(cases->data.sequence.items.top -
 	                        cases->data.sequence.items.start),
 	               sizeof(*m->c));
 	for (yaml_node_item_t *i = cases->data.sequence.items.start;
@@ -842,17 +802,9 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 static int mkdir_p(const char *dir)
 {
-	char *p = xstrdup(dir);
+	char *p = emb_xstrdup(dir);
 	int rc = 0;
 
 	for (char *s = p + 1; ; s++) {
@@ -879,7 +831,7 @@ static char *find_root(const char *recipe, const char *text, size_t len)
 	json_t *j = json_loadb(text, len, 0, NULL);
 	const char *base = j ? json_string_value(json_object_get(j, "base"))
 	                     : NULL;
-	char *dir = xstrdup(recipe), *s;
+	char *dir = emb_xstrdup(recipe), *s;
 	struct stat sb;
 
 	s = strrchr(dir, '/');
@@ -888,10 +840,10 @@ static char *find_root(const char *recipe, const char *text, size_t len)
 	else
 		strcpy(dir, ".");
 	if (base && base[0] != '/') {
-		char *d = xstrdup(dir);
+		char *d = emb_xstrdup(dir);
 
 		for (;;) {
-			char *cand = xasprintf("%s/%s", d, base);
+			char *cand = emb_xasprintf("%s/%s", d, base);
 			int ok = stat(cand, &sb) == 0 && S_ISDIR(sb.st_mode);
 
 			free(cand);
@@ -922,8 +874,8 @@ static int ensure_synth(const struct mcase *c, emb_err *err)
 
 	if (!recipe)
 		return emb_err_set(err, "%s: %s", c->synth, strerror(errno));
-	donepath = xasprintf("%s/.done", c->model);
-	tmp = xasprintf("%s/.done.tmp", c->model);
+	donepath = emb_xasprintf("%s/.done", c->model);
+	tmp = emb_xasprintf("%s/.done.tmp", c->model);
 	done = slurp(donepath, &dlen);
 	if (done && dlen == rlen && !memcmp(done, recipe, rlen)) {
 		rc = 0;
@@ -936,7 +888,7 @@ static int ensure_synth(const struct mcase *c, emb_err *err)
 		}
 		if (done) {
 			/* ours, from an older recipe: start afresh */
-			if (nftw(c->model, rm_entry, 16, FTW_DEPTH | FTW_PHYS)) {
+			if (emb_rm_tree(c->model)) {
 				emb_err_set(err, "%s: cannot remove: %s",
 				            c->model, strerror(errno));
 				goto out;
@@ -952,7 +904,7 @@ static int ensure_synth(const struct mcase *c, emb_err *err)
 		emb_err_set(err, "%s: %s", c->model, strerror(errno));
 		goto out;
 	}
-	root = c->synth_root ? xstrdup(c->synth_root)
+	root = c->synth_root ? emb_xstrdup(c->synth_root)
 	                     : find_root(c->synth, recipe, rlen);
 	if (emb_synth_materialize(c->synth, root, c->model, err) < 0)
 		goto out;
@@ -1049,7 +1001,7 @@ static char *find_prog(const char *bindir, const char *name)
 	const char *path = getenv("PATH"), *p, *e;
 
 	if (bindir) {
-		char *cand = xasprintf("%s/%s", bindir, name);
+		char *cand = emb_xasprintf("%s/%s", bindir, name);
 
 		if (access(cand, X_OK) == 0)
 			return cand;
@@ -1064,7 +1016,7 @@ static char *find_prog(const char *bindir, const char *name)
 		if (!e)
 			e = p + strlen(p);
 		if (*p == '/') {
-			cand = xasprintf("%.*s/%s", (int)(e - p), p, name);
+			cand = emb_xasprintf("%.*s/%s", (int)(e - p), p, name);
 			if (access(cand, X_OK) == 0)
 				return cand;
 			free(cand);
@@ -1080,7 +1032,7 @@ static char *find_prog(const char *bindir, const char *name)
 static char **stage_argv(const struct mcase *c, int s, const char *in)
 {
 	size_t nw = strv_len(c->stages[s]), na = strv_len(c->args), k = 0;
-	char **v = xcalloc(nw + na + 4, sizeof(*v));
+	char **v = emb_xcalloc(nw + na + 4, sizeof(*v));
 
 	v[k++] = c->stages[s][0];
 	if (c->model) {
@@ -1280,7 +1232,7 @@ static int run_case(struct manifest *m, size_t ci, const char *dir,
                     const emb_manifest_opts *o, FILE *out)
 {
 	struct mcase *c = &m->c[ci];
-	char why[EMB_ERR_MAX + 64] = "", *pfx = xasprintf("%s: ", c->name);
+	char why[EMB_ERR_MAX + 64] = "", *pfx = emb_xasprintf("%s: ", c->name);
 	char *inpath = NULL, *gpath = NULL;
 	emb_err err = { "" };
 	emb_validate_opts vo;
@@ -1288,20 +1240,20 @@ static int run_case(struct manifest *m, size_t ci, const char *dir,
 	double t0 = now_s();
 	int rc = 1, st, vr;
 
-	c->out = xasprintf("%s/%s.jsonl", dir, c->name);
-	c->errf = xasprintf("%s/%s.err", dir, c->name);
+	c->out = emb_xasprintf("%s/%s.jsonl", dir, c->name);
+	c->errf = emb_xasprintf("%s/%s.err", dir, c->name);
 	if (c->synth) {
 		/* built inside the run directory, never where the manifest
 		 * points: nothing outside it is written or removed */
 		free(c->model);
-		c->model = xasprintf("%s/models/%s", dir, c->model_name);
+		c->model = emb_xasprintf("%s/models/%s", dir, c->model_name);
 	}
 	if (c->synth && ensure_synth(c, &err) < 0) {
 		snprintf(why, sizeof(why), "synth: %s", err.msg);
 		goto done;
 	}
 	if (c->input_fields || c->limit) {
-		inpath = xasprintf("%s/%s.in.jsonl", dir, c->name);
+		inpath = emb_xasprintf("%s/%s.in.jsonl", dir, c->name);
 		if (project(c->input, inpath, c->input_fields, c->limit,
 		            &err) < 0) {
 			snprintf(why, sizeof(why), "input: %s", err.msg);
@@ -1309,7 +1261,7 @@ static int run_case(struct manifest *m, size_t ci, const char *dir,
 		}
 	}
 	if (c->limit && c->golden) {
-		gpath = xasprintf("%s/%s.golden.jsonl", dir, c->name);
+		gpath = emb_xasprintf("%s/%s.golden.jsonl", dir, c->name);
 		if (project(c->golden, gpath, NULL, c->limit, &err) < 0) {
 			snprintf(why, sizeof(why), "golden: %s", err.msg);
 			goto done;
@@ -1430,11 +1382,11 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 			manifest_release(&m);
 			return -1;
 		}
-		dir = xstrdup(o->keep_dir);
+		dir = emb_xstrdup(o->keep_dir);
 	} else {
 		const char *t = getenv("TMPDIR");
 
-		dir = xasprintf("%s/emb-validate.XXXXXX", t && *t ? t : "/tmp");
+		dir = emb_xasprintf("%s/emb-validate.XXXXXX", t && *t ? t : "/tmp");
 		if (!mkdtemp(dir)) {
 			emb_err_set(err, "%s: %s", dir, strerror(errno));
 			free(dir);
@@ -1465,7 +1417,7 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 	fprintf(out, "%s: %zu cases, %zu failed\n", path, ran, failed);
 	fflush(out);
 	if (!o->keep_dir) {
-		char *models = xasprintf("%s/models", dir);
+		char *models = emb_xasprintf("%s/models", dir);
 
 		for (size_t i = 0; i < m.n; i++) {
 			if (m.c[i].out)
@@ -1474,7 +1426,7 @@ int emb_manifest_run(const char *path, const emb_manifest_opts *o,
 				unlink(m.c[i].errf);
 		}
 		/* the synthetic checkpoints: made here, by this run */
-		nftw(models, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		emb_rm_tree(models);
 		free(models);
 		rmdir(dir);
 	}

@@ -245,35 +245,6 @@ static void sb_json(sbuf *b, const json_t *v, int level)
 	}
 }
 
-/* a relative path with no ".." component and no empty name */
-static int safe_relpath(const char *s)
-{
-	const char *p = s;
-
-	if (!*s || *s == '/')
-		return 0;
-	while (*p) {
-		const char *q = strchr(p, '/');
-		size_t n = q ? (size_t)(q - p) : strlen(p);
-		if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 1;
-}
-
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = malloc(n);
-
-	if (p)
-		snprintf(p, n, "%s/%s", a, b);
-	return p;
-}
-
 static int mkdir_p(const char *path, emb_err *err)
 {
 	char *p = strdup(path);
@@ -301,7 +272,7 @@ static int mkdir_p(const char *path, emb_err *err)
 /* mkdir -p the directory part of OUT/REL */
 static int mkdir_parent(const char *out, const char *rel, emb_err *err)
 {
-	char *p = join(out, rel), *s;
+	char *p = emb_path_join(out, rel), *s;
 	int rc = 0;
 
 	if (!p)
@@ -388,8 +359,8 @@ static int copy_tree(const char *top, const char *src, const char *dst,
 		char *s, *t;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		s = join(src, e->d_name);
-		t = join(dst, e->d_name);
+		s = emb_path_join(src, e->d_name);
+		t = emb_path_join(dst, e->d_name);
 		if (!s || !t)
 			rc = emb_err_set(err, "%s: out of memory", src);
 		else if (lstat(s, &sb) < 0)
@@ -451,7 +422,7 @@ static int parse_spec(spec *s, json_t *v, size_t i, const char *rp, emb_err *err
 	x = json_object_get(v, "file");
 	s->file = "model.safetensors";
 	if (x) {
-		if (!json_is_string(x) || !safe_relpath(json_string_value(x)))
+		if (!json_is_string(x) || !emb_relpath_ok(json_string_value(x), 0))
 			return emb_err_set(err, "%s: field 'tensors[%zu].file' must be a "
 			                   "relative path", rp, i);
 		s->file = json_string_value(x);
@@ -553,7 +524,7 @@ static int write_st(const char *out, const char *file, const spec *sp, size_t n,
 		free(h.p);
 		return -1;
 	}
-	if (!(path = join(out, file))) {
+	if (!(path = emb_path_join(out, file))) {
 		free(h.p);
 		return emb_err_set(err, "%s: out of memory", file);
 	}
@@ -583,16 +554,10 @@ static int write_st(const char *out, const char *file, const spec *sp, size_t n,
 				vals[k] = element(base, done + k, sp[i].scale, sp[i].offset);
 			switch (sp[i].dtype) {
 			case EMB_DT_F16:
-				for (k = 0; k < m; k++) {
-					uint16_t x = f32_to_f16(vals[k]);
-					bytes[2 * k] = (unsigned char)x;
-					bytes[2 * k + 1] = (unsigned char)(x >> 8);
-				}
-				nb = 2 * m;
-				break;
 			case EMB_DT_BF16:
 				for (k = 0; k < m; k++) {
-					uint16_t x = f32_to_bf16(vals[k]);
+					uint16_t x = sp[i].dtype == EMB_DT_F16 ?
+					             f32_to_f16(vals[k]) : f32_to_bf16(vals[k]);
 					bytes[2 * k] = (unsigned char)x;
 					bytes[2 * k + 1] = (unsigned char)(x >> 8);
 				}
@@ -692,7 +657,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
 	if (files) {
 		const char *key;
 		json_object_foreach(files, key, x)
-			if (!safe_relpath(key)) {
+			if (!emb_relpath_ok(key, 0)) {
 				emb_err_set(err, "%s: field 'files': '%s' is not a relative path",
 				            recipe, key);
 				goto out;
@@ -704,7 +669,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
 	if (x && !json_is_null(x)) {
 		struct stat sb;
 		char *base;
-		if (!json_is_string(x) || !safe_relpath(json_string_value(x))) {
+		if (!json_is_string(x) || !emb_relpath_ok(json_string_value(x), 0)) {
 			emb_err_set(err, "%s: field 'base' must be a relative path", recipe);
 			goto out;
 		}
@@ -720,7 +685,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
 			memcpy(rootbuf + dl, "/../..", 7);
 			root = rootbuf;
 		}
-		if (!(base = join(root, json_string_value(x))))
+		if (!(base = emb_path_join(root, json_string_value(x))))
 			goto oom;
 		if (stat(base, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
 			emb_err_set(err, "%s: field 'base': %s is not a directory", recipe, base);
@@ -746,7 +711,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
 			if (mkdir_parent(outdir, key, err))
 				goto out;
 			sb_json(&b, x, 0);
-			if (b.oom || !(p = join(outdir, key))) {
+			if (b.oom || !(p = emb_path_join(outdir, key))) {
 				free(b.p);
 				goto oom;
 			}

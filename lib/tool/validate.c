@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "tool/emb-tool.h"
+#include "tool/xalloc.h"
 
 enum vkind {
 	VK_INTS,        /* int arrays, exact (input_ids) */
@@ -141,49 +142,10 @@ static const char *side_name[2] = { "golden", "input" };
 /* ------------------------------------------------------------------ */
 /* small helpers                                                       */
 
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-
-	if (!p) {
-		fputs("emb: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-	char *p = xcalloc(n + 1, 1);
-
-	memcpy(p, s, n);
-	return p;
-}
-
-static char *xasprintf(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-	char *p;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	p = xcalloc((size_t)n + 1, 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return p;
-}
-
 static void set_str(char **dst, const char *s)
 {
 	free(*dst);
-	*dst = s ? xstrndup(s, strlen(s)) : NULL;
+	*dst = s ? emb_xstrndup(s, strlen(s)) : NULL;
 }
 
 static uint64_t hash_str(const char *s)
@@ -213,7 +175,19 @@ static void out_line(const emb_validate *v, FILE *fp, const char *fmt, ...)
 	fputc('\n', fp);
 }
 
-/* a per-record message about field FS (limited to max_diag) */
+/* a message, the COUNTth of its kind (limited to max_diag) */
+static void vdiag(const emb_validate *v, size_t *count, const char *fmt,
+                  va_list ap)
+{
+	if ((*count)++ >= v->o.max_diag || !v->o.diag)
+		return;
+	if (v->o.prefix)
+		fputs(v->o.prefix, v->o.diag);
+	vfprintf(v->o.diag, fmt, ap);
+	fputc('\n', v->o.diag);
+}
+
+/* a per-record message about field FS */
 static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
                   ...) __attribute__((format(printf, 3, 4)));
 static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
@@ -221,30 +195,21 @@ static void fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
 {
 	va_list ap;
 
-	if (fs->ndiag++ >= v->o.max_diag || !v->o.diag)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, v->o.diag);
 	va_start(ap, fmt);
-	vfprintf(v->o.diag, fmt, ap);
+	vdiag(v, &fs->ndiag, fmt, ap);
 	va_end(ap);
-	fputc('\n', v->o.diag);
 }
 
+/* a message about a record */
 static void rdiag(emb_validate *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void rdiag(emb_validate *v, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (v->nrdiag++ >= v->o.max_diag || !v->o.diag)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, v->o.diag);
 	va_start(ap, fmt);
-	vfprintf(v->o.diag, fmt, ap);
+	vdiag(v, &v->nrdiag, fmt, ap);
 	va_end(ap);
-	fputc('\n', v->o.diag);
 }
 
 /* ------------------------------------------------------------------ */
@@ -359,7 +324,7 @@ static int get_strs(struct vval *x, const emb_record *rec, const char *key,
 		                   key);
 	}
 	n = json_array_size(j);
-	x->sv = xcalloc(n, sizeof(*x->sv));
+	x->sv = emb_xcalloc(n, sizeof(*x->sv));
 	x->rows = 1;
 	x->cols = n;
 	for (size_t i = 0; i < n; i++) {
@@ -371,7 +336,7 @@ static int get_strs(struct vval *x, const emb_record *rec, const char *key,
 			                   "of strings (element %zu)", key, i);
 		}
 		x->sv[i].n = json_string_length(e);
-		x->sv[i].p = xstrndup(json_string_value(e), x->sv[i].n);
+		x->sv[i].p = emb_xstrndup(json_string_value(e), x->sv[i].n);
 	}
 	json_decref(j);
 	return 0;
@@ -429,7 +394,7 @@ static int get_sparse(struct vval *x, const emb_record *rec, const char *key,
 			                   "length", key);
 		}
 		n = json_array_size(ji);
-		p = xcalloc(n, sizeof(*p));
+		p = emb_xcalloc(n, sizeof(*p));
 		for (size_t i = 0; i < n; i++) {
 			json_t *a = json_array_get(ji, i);
 			json_t *b = json_array_get(jv, i);
@@ -450,7 +415,7 @@ static int get_sparse(struct vval *x, const emb_record *rec, const char *key,
 		size_t i = 0;
 
 		n = json_object_size(j);
-		p = xcalloc(n, sizeof(*p));
+		p = emb_xcalloc(n, sizeof(*p));
 		json_object_foreach(j, k, val) {
 			if (parse_index(&p[i].i, k) < 0 || !json_is_number(val)) {
 				emb_err_set(err, "field '%s': member '%s' is not "
@@ -472,8 +437,8 @@ static int get_sparse(struct vval *x, const emb_record *rec, const char *key,
 			free(p);
 			return -1;
 		}
-	x->idx = xcalloc(n, sizeof(*x->idx));
-	x->fv = xcalloc(n, sizeof(*x->fv));
+	x->idx = emb_xcalloc(n, sizeof(*x->idx));
+	x->fv = emb_xcalloc(n, sizeof(*x->fv));
 	for (size_t i = 0; i < n; i++) {
 		x->idx[i] = p[i].i;
 		x->fv[i] = p[i].w;
@@ -518,7 +483,7 @@ static void extract(struct vval *x, const emb_record *rec,
 	if (r < 0) {
 		vval_release(x);
 		x->state = VS_BAD;
-		x->msg = xstrndup(err.msg, strlen(err.msg));
+		x->msg = emb_xstrndup(err.msg, strlen(err.msg));
 		if (!*x->msg)
 			set_str(&x->msg, "unreadable");
 	} else {
@@ -857,7 +822,7 @@ static void list_unlink(struct side *s, struct item *it)
 static void tab_grow(struct side *s)
 {
 	size_t nsz = s->tabsz ? s->tabsz * 2 : 64;
-	struct item **nt = xcalloc(nsz, sizeof(*nt));
+	struct item **nt = emb_xcalloc(nsz, sizeof(*nt));
 
 	for (size_t b = 0; b < s->tabsz; b++) {
 		struct item *it = s->tab[b], *next;
@@ -917,7 +882,7 @@ static int seen_before(struct side *s, const char *key)
 			return 1;
 	if (s->nseen + 1 > s->seensz / 2) {
 		size_t nsz = s->seensz ? s->seensz * 2 : 64;
-		struct strnode **nt = xcalloc(nsz, sizeof(*nt)), *next;
+		struct strnode **nt = emb_xcalloc(nsz, sizeof(*nt)), *next;
 
 		for (size_t b = 0; b < s->seensz; b++)
 			for (n = s->seen[b]; n; n = next) {
@@ -929,7 +894,7 @@ static int seen_before(struct side *s, const char *key)
 		s->seen = nt;
 		s->seensz = nsz;
 	}
-	n = xcalloc(1, sizeof(*n) + len + 1);
+	n = emb_xcalloc(1, sizeof(*n) + len + 1);
 	memcpy(n->key, key, len + 1);
 	n->hash = h;
 	n->next = s->seen[h & (s->seensz - 1)];
@@ -960,9 +925,9 @@ static void place(emb_validate *v, int side, struct item *it)
 		}
 	} else {
 		free(it->key);
-		it->key = xasprintf("%zu", it->ord);
+		it->key = emb_xasprintf("%zu", it->ord);
 		free(it->label);
-		it->label = xasprintf("record %zu", it->ord);
+		it->label = emb_xasprintf("record %zu", it->ord);
 	}
 	p = tab_take(o, it->key);
 	if (!p) {
@@ -1032,7 +997,7 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 		v->rec.golden++;
 	else
 		v->rec.input++;
-	it = xcalloc(1, sizeof(*it));
+	it = emb_xcalloc(1, sizeof(*it));
 	it->ord = s->n;
 	raw = emb_record_raw(rec, "id", &len);
 	if (raw && emb_record_raw(rec, "chunk", NULL)) {
@@ -1040,18 +1005,18 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 		size_t clen = 0;
 		const char *ch = emb_record_raw(rec, "chunk", &clen);
 		it->has_id = 1;
-		it->key = xasprintf("%.*s#%.*s", (int)len, raw, (int)clen, ch);
-		it->label = xasprintf("id %.*s chunk %.*s", (int)len, raw,
+		it->key = emb_xasprintf("%.*s#%.*s", (int)len, raw, (int)clen, ch);
+		it->label = emb_xasprintf("id %.*s chunk %.*s", (int)len, raw,
 		                      (int)clen, ch);
 	} else if (raw) {
 		it->has_id = 1;
-		it->key = xstrndup(raw, len);
-		it->label = xasprintf("id %s", it->key);
+		it->key = emb_xstrndup(raw, len);
+		it->label = emb_xasprintf("id %s", it->key);
 	} else {
-		it->key = xasprintf("%zu", it->ord);
-		it->label = xasprintf("record %zu", it->ord);
-		it->where = where ? xstrndup(where, strlen(where))
-		                  : xasprintf("record %zu", it->ord);
+		it->key = emb_xasprintf("%zu", it->ord);
+		it->label = emb_xasprintf("record %zu", it->ord);
+		it->where = where ? emb_xstrndup(where, strlen(where))
+		                  : emb_xasprintf("record %zu", it->ord);
 	}
 	if (emb_record_has(rec, "error")) {
 		const char *msg = NULL;
@@ -1070,7 +1035,7 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 			      it->label, (int)(mlen > 300 ? 300 : mlen), msg);
 		}
 	}
-	it->vals = xcalloc(v->nf, sizeof(*it->vals));
+	it->vals = emb_xcalloc(v->nf, sizeof(*it->vals));
 	for (size_t f = 0; f < v->nf; f++) {
 		extract(&it->vals[f], rec, v->f[f].def, side);
 		if (it->vals[f].state != VS_ABSENT)
@@ -1131,11 +1096,11 @@ int emb_validate_new(emb_validate **out, const emb_validate_opts *o,
 			return emb_err_set(err, "field '%s': atol must be a "
 			                   "finite number", o->tols[i].field);
 	}
-	v = xcalloc(1, sizeof(*v));
+	v = emb_xcalloc(1, sizeof(*v));
 	v->o = *o;
 	v->mode = -1;
 	v->s[0].first_has_id = v->s[1].first_has_id = -1;
-	v->f = xcalloc(NDEFS, sizeof(*v->f));
+	v->f = emb_xcalloc(NDEFS, sizeof(*v->f));
 	for (size_t d = 0; d < NDEFS; d++) {
 		struct fstat *fs;
 

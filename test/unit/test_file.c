@@ -173,3 +173,27 @@ Test(file, model_dir_check)
 	cr_assert_not_null(strstr(err.msg, "tokenizer.json: not a regular file"),
 	                   "%s", err.msg);
 }
+
+/* the one relative-path check, with the rules of its three callers */
+Test(file, relpath_rules)
+{
+	static const struct {
+		const char *s;
+		int strict, empty_ok, no_dot;
+	} cases[] = {
+		{ "a", 1, 1, 1 }, { "a/b.json", 1, 1, 1 }, { "a/", 1, 1, 1 },
+		{ "", 0, 1, 0 }, { "/a", 0, 0, 0 }, { "..", 0, 0, 0 },
+		{ "a/../b", 0, 0, 0 }, { "a/..", 0, 0, 0 }, { "a//b", 0, 1, 0 },
+		{ "./a", 1, 1, 0 }, { "a/.", 1, 1, 0 }, { "...", 1, 1, 1 },
+		{ "..a", 1, 1, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(emb_relpath_ok(cases[i].s, 0), cases[i].strict,
+		             "'%s'", cases[i].s);
+		cr_assert_eq(emb_relpath_ok(cases[i].s, EMB_RELPATH_EMPTY_OK),
+		             cases[i].empty_ok, "'%s' empty ok", cases[i].s);
+		cr_assert_eq(emb_relpath_ok(cases[i].s, EMB_RELPATH_NO_DOT),
+		             cases[i].no_dot, "'%s' no dot", cases[i].s);
+	}
+}

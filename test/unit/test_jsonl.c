@@ -837,3 +837,31 @@ Test(cli, driver_batch_byte_budget)
 	unlink(path);
 	unlink(outp);
 }
+
+/* the one base64 decoder: the padding rule is the only difference */
+Test(jsonl, base64_decode_padding_rules)
+{
+	static const struct {
+		const char *in;
+		long strict, lax;       /* byte counts, -1: refused */
+	} cases[] = {
+		{ "", 0, 0 }, { "AAAA", 3, 3 }, { "AAA=", 2, 2 }, { "AA==", 1, 1 },
+		{ "AAA", -1, 2 }, { "AA", -1, 1 }, { "A===", -1, -1 },
+		{ "AA=A", -1, -1 }, { "AA==AAAA", -1, -1 }, { "AAA==", -1, -1 },
+		{ "AAAA=", -1, -1 }, { "AA*A", -1, -1 }, { "====", -1, -1 },
+	};
+	unsigned char out[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in);
+		cr_assert_eq(emb_base64_decode(out, cases[i].in, n, 1),
+		             cases[i].strict, "strict '%s'", cases[i].in);
+		cr_assert_eq(emb_base64_decode(out, cases[i].in, n, 0),
+		             cases[i].lax, "lax '%s'", cases[i].in);
+	}
+	cr_assert_eq(emb_base64_decode(out, "AACAPw==", 8, 1), 4);
+	cr_assert(out[0] == 0 && out[1] == 0 && out[2] == 0x80 && out[3] == 0x3f,
+	          "AACAPw== is 1.0f little-endian");
+	cr_assert_eq(emb_base64_decode(out, "+/+/", 4, 1), 3);
+	cr_assert(out[0] == 0xfb && out[1] == 0xff && out[2] == 0xbf);
+}

@@ -13,6 +13,10 @@
  * 3. f16 rounds to nearest even; an empty index gives no results.
  * 4. A tampered index file (ids.offsets out of order, a wrong shape) is
  *    refused with an error naming it.
+ * 5. The search kernels of every kernel table this CPU runs: hamming8
+ *    equals the scalar oracle bit for bit (and the scalar one a bit-by-bit
+ *    count); dot4 equals a chain of fmaf in order bit for bit, and the
+ *    scalar oracle the double-precision product within rounding.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -22,6 +26,7 @@
 #include <sys/stat.h>
 #include "tool/emb-tool.h"
 #include "st/search.h"
+#include "kern/kernels.h"
 #include "testutil.h"
 
 static uint32_t rng = 777;
@@ -351,4 +356,122 @@ Test(search, tampered_file)
 	free(file);
 	free(dir);
 	free(v);
+}
+
+/* ---- the search kernels of the kernel table ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng64(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+Test(search_kernels, hamming8_scalar_counts_bits)
+{
+	static const int words[] = { 1, 2, 5, 12, 31, 32, 33, 64 };
+	const emb_kernels *k = emb_kernels_get("scalar");
+
+	cr_assert(k && k->hamming8);
+	for (size_t wi = 0; wi < sizeof(words) / sizeof(words[0]); wi++) {
+		int w = words[wi];
+		size_t np = 3;
+		uint64_t *pw = malloc(np * w * 8 * sizeof(uint64_t));
+		uint64_t *qw = malloc(w * sizeof(uint64_t));
+		int32_t d[3 * 8];
+		cr_assert(pw && qw);
+		for (size_t i = 0; i < np * w * 8; i++)
+			pw[i] = rng64();
+		for (int i = 0; i < w; i++)
+			qw[i] = i == 0 ? ~0ull : rng64();
+		pw[0] = 0;      /* document 0, word 0: all 64 bits differ */
+		k->hamming8(d, pw, qw, w, np);
+		for (size_t p = 0; p < np; p++)
+			for (int c = 0; c < 8; c++) {
+				int want = 0;
+				for (int i = 0; i < w; i++)
+					for (int b = 0; b < 64; b++)
+						want += (int)(((pw[(p * w + i) * 8 + c] ^ qw[i]) >>
+						               b) & 1);
+				cr_assert_eq(d[p * 8 + c], want, "w=%d panel %zu doc %d",
+				             w, p, c);
+			}
+		free(pw);
+		free(qw);
+	}
+}
+
+Test(search_kernels, every_table_matches_scalar)
+{
+	static const char *const isas[] = { "avx2", "avxvnni", "avx512", "vnni" };
+	static const int words[] = { 1, 3, 12, 30, 31, 32, 62, 63, 100 };
+	static const int dims[] = { 1, 3, 16, 17, 64, 385 };
+	const emb_kernels *ref = emb_kernels_get("scalar");
+	int tested = 0;
+
+	for (size_t t = 0; t < sizeof(isas) / sizeof(isas[0]); t++) {
+		const emb_kernels *k = emb_kernels_get(isas[t]);
+		if (!k)
+			continue;
+		tested++;
+		cr_assert(k->hamming8 && k->dot4, "%s: search kernels missing",
+		          isas[t]);
+		for (size_t wi = 0; wi < sizeof(words) / sizeof(words[0]); wi++) {
+			int w = words[wi];
+			size_t np = 5;
+			uint64_t *pw = malloc(np * w * 8 * sizeof(uint64_t));
+			uint64_t *qw = malloc(w * sizeof(uint64_t));
+			int32_t a[5 * 8 + 1], b[5 * 8 + 1];
+			cr_assert(pw && qw);
+			for (size_t i = 0; i < np * w * 8; i++)
+				pw[i] = i % 7 == 0 ? ~0ull : rng64();
+			for (int i = 0; i < w; i++)
+				qw[i] = i % 5 == 0 ? 0 : rng64();
+			a[np * 8] = b[np * 8] = -7;
+			ref->hamming8(a, pw, qw, w, np);
+			k->hamming8(b, pw, qw, w, np);
+			cr_assert(!memcmp(a, b, sizeof(a)), "%s hamming8 w=%d", isas[t],
+			          w);
+			cr_assert_eq(b[np * 8], -7, "%s hamming8 wrote past np panels",
+			             isas[t]);
+			free(pw);
+			free(qw);
+		}
+		for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++) {
+			int n = dims[di];
+			for (size_t inc = 1; inc <= EMB_PANEL; inc += EMB_PANEL - 1) {
+				float *q = tu_rand_vec((size_t)n, 1.0f);
+				float *x = tu_rand_vec((size_t)n * inc * 4, 1.0f);
+				const float *xs[4];
+				float ya[4], yb[4];
+				for (int c = 0; c < 4; c++)
+					xs[c] = x + (size_t)c * n * inc;
+				ref->dot4(ya, q, xs, inc, n);
+				k->dot4(yb, q, xs, inc, n);
+				for (int c = 0; c < 4; c++) {
+					/* same operations, fused: one rounding fewer each */
+					double want = 0, mag = 0;
+					float fused = 0;
+					for (int i = 0; i < n; i++) {
+						want += (double)q[i] * xs[c][(size_t)i * inc];
+						mag += fabs((double)q[i] * xs[c][(size_t)i * inc]);
+						fused = fmaf(q[i], xs[c][(size_t)i * inc], fused);
+					}
+					cr_assert_eq(yb[c], fused, "%s dot4 n=%d inc=%zu lane %d: "
+					             "%.9g, fused chain %.9g", isas[t], n, inc, c,
+					             yb[c], fused);
+					cr_assert(fabs(ya[c] - want) <= 1e-6 * mag + 1e-7,
+					          "scalar dot4 n=%d lane %d: %.9g vs %.9g", n, c,
+					          ya[c], want);
+				}
+				free(q);
+				free(x);
+			}
+		}
+	}
+	if (!tested)
+		cr_skip_test("no SIMD kernel table in this build or on this CPU");
 }
