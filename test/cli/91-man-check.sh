@@ -31,9 +31,13 @@ for p in "$top"/man/*.1; do
 done
 
 # --- architectures --------------------------------------------------------
-sed -n 's/^[[:space:]]*{ "\([A-Za-z0-9]*\)", &emb_family_[a-z0-9]* },$/\1/p' \
-	"$top"/lib/nn/*.c | sort -u > "$T/table"
-t_ok "the family table is read from lib/nn/model.c" test -s "$T/table"
+# each family file registers its architectures: .archs = EMB_LIST("A",
+# "B", ...), possibly over several lines
+awk '/\.archs = EMB_LIST\(/ { on = 1 }
+	on { s = $0; while (match(s, /"[A-Za-z0-9]+"/)) {
+		print substr(s, RSTART + 1, RLENGTH - 2); s = substr(s, RSTART + RLENGTH) } }
+	on && /\)/ { on = 0 }' "$top"/lib/nn/arch_*.c | sort -u > "$T/table"
+t_ok "the family table is read from lib/nn/arch_*.c" test -s "$T/table"
 sed -n '/^Supported architectures/,/^Other architectures/p' "$top/man/emb.7" |
 	grep -E -o '\b[A-Z][A-Za-z0-9]*(Model|ForSequenceClassification|ForMaskedLM)\b' |
 	sort -u > "$T/doc"
