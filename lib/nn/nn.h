@@ -68,7 +68,7 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
  */
 int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
 /* linear layers in all, with int8 weights, and running W8A8; *kernel
- * (borrowed): "vnni", "avxvnni" or "scalar" (the int8 GEMM in use), or
+ * (borrowed): "vnni", "avxvnni", "avx2" or "scalar" (the int8 GEMM in use), or
  * NULL without W8A8; $EMB_ISA forces one (kern/kernels.h) */
 void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
                            int *a8, const char **kernel);

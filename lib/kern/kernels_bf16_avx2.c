@@ -1,0 +1,191 @@
+/*
+ * kernels_bf16_avx2.c - the bf16 GEMM of bkernels.h with AVX2 + FMA,
+ * built with $(AVX2_CFLAGS) and only run after a CPU check.  The bf16
+ * pairs of the packed weights widen to fp32 with a 16-bit shift (even
+ * element) or a mask (odd element); the activations are rounded to bf16
+ * (as fp32 values) into a small stack block per row tile.  One fused
+ * multiply-add per product gives the scalar kernel's bits (bkernels.h).
+ *
+ * Tiles of 4 rows x 16 columns (8 accumulators); k runs in blocks of KB:
+ * the tile's rows of x are rounded once per block for every panel, and
+ * the partial sums of a panel wait in y (or, for a last panel narrower
+ * than 16, in a stack block) between k blocks: storing and reloading an
+ * fp32 partial sum does not change it.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include "base/cpu.h"
+#include "kern/bkernels.h"
+
+#ifdef EMB_HAVE_AVX2
+#include <immintrin.h>
+
+#define INL static inline __attribute__((always_inline))
+#define MR 4            /* rows per tile */
+#define KB 256          /* k per block (even) */
+
+/* x[0..n) -> r[0..KB): bf16-rounded fp32 (emb_f32_to_bf16), 0 past n */
+INL void round_block(float *r, const float *x, int n)
+{
+	const __m256i abs = _mm256_set1_epi32(0x7fffffff);
+	const __m256i inf = _mm256_set1_epi32(0x7f800000);
+	const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+	const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
+	const __m256i bias = _mm256_set1_epi32(0x7fff);
+	const __m256i one = _mm256_set1_epi32(1);
+	const __m256i quiet = _mm256_set1_epi32(0x00400000);
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256i u = _mm256_loadu_si256((const __m256i *)(x + i));
+		__m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+		__m256i den = _mm256_cmpeq_epi32(_mm256_and_si256(u, inf),
+		                                 _mm256_setzero_si256());
+		__m256i rnd = _mm256_add_epi32(u, _mm256_add_epi32(bias,
+			_mm256_and_si256(_mm256_srli_epi32(u, 16), one)));
+		__m256i v = _mm256_and_si256(rnd, hi);
+		v = _mm256_blendv_epi8(v, _mm256_and_si256(_mm256_or_si256(u, quiet),
+		                                           hi), nan);
+		v = _mm256_blendv_epi8(v, _mm256_and_si256(u, sign), den);
+		_mm256_storeu_si256((__m256i *)(r + i), v);
+	}
+	for (; i < n; i++)
+		r[i] = emb_bf16_to_f32(emb_f32_to_bf16(x[i]));
+	for (; i < KB; i++)
+		r[i] = 0.0f;
+}
+
+/*
+ * One tile: rows [0,mr) (xr: their rounded block, KB apart) x one panel
+ * (w: its pairs of this block), np pairs.  acc: the partial sums, in
+ * (first: start from 0) and out (last: + b, to y; else to part).
+ */
+INL void tile(float *y, int ldy, float *part, int ldp, const float *xr,
+              const uint16_t *w, const float *b, int np, int mr, int first,
+              int last, int nc)
+{
+	__m256 a[MR][2];
+	const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+
+	for (int r = 0; r < MR; r++)
+		for (int h = 0; h < 2; h++)
+			a[r][h] = r < mr && !first ?
+			          _mm256_loadu_ps(part + (size_t)r * ldp + 8 * h) :
+			          _mm256_setzero_ps();
+	for (int g = 0; g < np; g++) {
+		__m256i p0 = _mm256_loadu_si256((const __m256i *)(w + 32 * (size_t)g));
+		__m256i p1 = _mm256_loadu_si256((const __m256i *)(w + 32 * (size_t)g + 16));
+		__m256 o0 = _mm256_castsi256_ps(_mm256_and_si256(p0, hi));
+		__m256 o1 = _mm256_castsi256_ps(_mm256_and_si256(p1, hi));
+		__m256 e0 = _mm256_castsi256_ps(_mm256_slli_epi32(p0, 16));
+		__m256 e1 = _mm256_castsi256_ps(_mm256_slli_epi32(p1, 16));
+		for (int r = 0; r < MR; r++) {
+			if (r >= mr)
+				break;
+			__m256 xo = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g + 1);
+			__m256 xe = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g);
+			/* odd element first, then even */
+			a[r][0] = _mm256_fmadd_ps(xo, o0, a[r][0]);
+			a[r][1] = _mm256_fmadd_ps(xo, o1, a[r][1]);
+			a[r][0] = _mm256_fmadd_ps(xe, e0, a[r][0]);
+			a[r][1] = _mm256_fmadd_ps(xe, e1, a[r][1]);
+		}
+	}
+	for (int r = 0; r < MR && r < mr; r++) {
+		if (!last) {
+			_mm256_storeu_ps(part + (size_t)r * ldp, a[r][0]);
+			_mm256_storeu_ps(part + (size_t)r * ldp + 8, a[r][1]);
+			continue;
+		}
+		float out[16], *yr = y + (size_t)r * ldy;
+		__m256 v0 = a[r][0], v1 = a[r][1];
+		if (b) {
+			v0 = _mm256_add_ps(v0, _mm256_loadu_ps(b));
+			v1 = _mm256_add_ps(v1, _mm256_loadu_ps(b + 8));
+		}
+		if (nc == 16) {
+			_mm256_storeu_ps(yr, v0);
+			_mm256_storeu_ps(yr + 8, v1);
+		} else {
+			_mm256_storeu_ps(out, v0);
+			_mm256_storeu_ps(out + 8, v1);
+			for (int c = 0; c < nc; c++)
+				yr[c] = out[c];
+		}
+	}
+}
+
+/* rows [0,mr) of the GEMM (mr <= MR), every panel */
+INL void rows(float *y, int ldy, const float *x, int ldx, const uint16_t *wb,
+              const float *b, int mr, int n, int k)
+{
+	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
+	float xr[MR * KB], tail[MR * 16], bt[16];
+	int tn = n - 16 * (npan - 1);   /* columns of the last panel */
+	const float *btail = NULL;
+
+	if (b && tn < 16) {
+		for (int c = 0; c < 16; c++)
+			bt[c] = c < tn ? b[16 * (npan - 1) + c] : 0.0f;
+		btail = bt;
+	}
+	for (int k0 = 0; k0 < k2; k0 += KB) {
+		int kl = k2 - k0 < KB ? k2 - k0 : KB;
+		int kx = k - k0 < kl ? k - k0 : kl;     /* real k in this block */
+		for (int r = 0; r < mr; r++)
+			round_block(xr + (size_t)r * KB, x + (size_t)r * ldx + k0, kx);
+		for (int p = 0; p < npan; p++) {
+			const uint16_t *w = wb + (size_t)p * 16 * k2 + (size_t)k0 * 16;
+			int nc = p == npan - 1 ? tn : 16;
+			float *yp = y + 16 * p;
+			const float *bp = b ? (nc < 16 ? btail : b + 16 * p) : NULL;
+			int first = k0 == 0, last = k0 + KB >= k2;
+			if (nc < 16)
+				tile(yp, ldy, tail, 16, xr, w, bp, kl / 2, mr, first, last,
+				     nc);
+			else
+				tile(yp, ldy, yp, ldy, xr, w, bp, kl / 2, mr, first, last,
+				     nc);
+		}
+	}
+}
+
+// X (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16
+__attribute__((target("avx2,fma")))
+static void gemm_bf16_avx2(float *y, int ldy, const float *x, int ldx,
+                           const uint16_t *wb, const float *b, int m, int n,
+                           int k)
+{
+	int i = 0;
+
+	for (; i + MR <= m; i += MR)
+		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, MR,
+		     n, k);
+	switch (m - i) {
+	case 3:
+		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 3,
+		     n, k);
+		break;
+	case 2:
+		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 2,
+		     n, k);
+		break;
+	case 1:
+		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 1,
+		     n, k);
+		break;
+	default:
+		break;
+	}
+}
+
+emb_gemm_bf16_fn emb_gemm_bf16_avx2(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX2 ? gemm_bf16_avx2 : NULL;
+}
+#else
+emb_gemm_bf16_fn emb_gemm_bf16_avx2(void)
+{
+	return NULL;
+}
+#endif
