@@ -57,21 +57,64 @@ INL void round_block(float *r, const float *x, int n)
 
 /*
  * One tile: rows [0,mr) (xr: their rounded block, KB apart) x one panel
- * (w: its pairs of this block), np pairs.  acc: the partial sums, in
- * (first: start from 0) and out (last: + b, to y; else to part).
+ * (w: its pairs of this block), np pairs.  The partial sums: from part
+ * (unless first: from 0), to part (unless last: + b, to y).  The
+ * accumulators are named variables (an array of them is not kept in
+ * registers by GCC 12); mr is a constant after inlining.
  */
+#define LD(r) do { if (mr > r) { \
+	a##r##0 = first ? z : _mm256_loadu_ps(part + (size_t)r * ldp); \
+	a##r##1 = first ? z : _mm256_loadu_ps(part + (size_t)r * ldp + 8); } \
+} while (0)
+#define FMA(r) do { if (mr > r) { \
+	__m256 xo = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g + 1); \
+	__m256 xe = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g); \
+	a##r##0 = _mm256_fmadd_ps(xo, o0, a##r##0); \
+	a##r##1 = _mm256_fmadd_ps(xo, o1, a##r##1); \
+	a##r##0 = _mm256_fmadd_ps(xe, e0, a##r##0); \
+	a##r##1 = _mm256_fmadd_ps(xe, e1, a##r##1); } \
+} while (0)
+#define ST(r) do { if (mr > r) \
+	store(y + (size_t)r * ldy, part + (size_t)r * ldp, a##r##0, a##r##1, b, \
+	      last, nc); \
+} while (0)
+
+/* one row's 16 sums: partial (to part) or final (+ b, nc columns to y) */
+INL void store(float *y, float *part, __m256 v0, __m256 v1, const float *b,
+               int last, int nc)
+{
+	float out[16];
+
+	if (!last) {
+		_mm256_storeu_ps(part, v0);
+		_mm256_storeu_ps(part + 8, v1);
+		return;
+	}
+	if (b) {
+		v0 = _mm256_add_ps(v0, _mm256_loadu_ps(b));
+		v1 = _mm256_add_ps(v1, _mm256_loadu_ps(b + 8));
+	}
+	if (nc == 16) {
+		_mm256_storeu_ps(y, v0);
+		_mm256_storeu_ps(y + 8, v1);
+		return;
+	}
+	_mm256_storeu_ps(out, v0);
+	_mm256_storeu_ps(out + 8, v1);
+	for (int c = 0; c < nc; c++)
+		y[c] = out[c];
+}
+
 INL void tile(float *y, int ldy, float *part, int ldp, const float *xr,
               const uint16_t *w, const float *b, int np, int mr, int first,
               int last, int nc)
 {
-	__m256 a[MR][2];
 	const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+	const __m256 z = _mm256_setzero_ps();
+	__m256 a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z,
+	       a31 = z;
 
-	for (int r = 0; r < MR; r++)
-		for (int h = 0; h < 2; h++)
-			a[r][h] = r < mr && !first ?
-			          _mm256_loadu_ps(part + (size_t)r * ldp + 8 * h) :
-			          _mm256_setzero_ps();
+	LD(0); LD(1); LD(2); LD(3);
 	for (int g = 0; g < np; g++) {
 		__m256i p0 = _mm256_loadu_si256((const __m256i *)(w + 32 * (size_t)g));
 		__m256i p1 = _mm256_loadu_si256((const __m256i *)(w + 32 * (size_t)g + 16));
@@ -79,48 +122,21 @@ INL void tile(float *y, int ldy, float *part, int ldp, const float *xr,
 		__m256 o1 = _mm256_castsi256_ps(_mm256_and_si256(p1, hi));
 		__m256 e0 = _mm256_castsi256_ps(_mm256_slli_epi32(p0, 16));
 		__m256 e1 = _mm256_castsi256_ps(_mm256_slli_epi32(p1, 16));
-		for (int r = 0; r < MR; r++) {
-			if (r >= mr)
-				break;
-			__m256 xo = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g + 1);
-			__m256 xe = _mm256_broadcast_ss(xr + (size_t)r * KB + 2 * g);
-			/* odd element first, then even */
-			a[r][0] = _mm256_fmadd_ps(xo, o0, a[r][0]);
-			a[r][1] = _mm256_fmadd_ps(xo, o1, a[r][1]);
-			a[r][0] = _mm256_fmadd_ps(xe, e0, a[r][0]);
-			a[r][1] = _mm256_fmadd_ps(xe, e1, a[r][1]);
-		}
+		/* odd element first, then even */
+		FMA(0); FMA(1); FMA(2); FMA(3);
 	}
-	for (int r = 0; r < MR && r < mr; r++) {
-		if (!last) {
-			_mm256_storeu_ps(part + (size_t)r * ldp, a[r][0]);
-			_mm256_storeu_ps(part + (size_t)r * ldp + 8, a[r][1]);
-			continue;
-		}
-		float out[16], *yr = y + (size_t)r * ldy;
-		__m256 v0 = a[r][0], v1 = a[r][1];
-		if (b) {
-			v0 = _mm256_add_ps(v0, _mm256_loadu_ps(b));
-			v1 = _mm256_add_ps(v1, _mm256_loadu_ps(b + 8));
-		}
-		if (nc == 16) {
-			_mm256_storeu_ps(yr, v0);
-			_mm256_storeu_ps(yr + 8, v1);
-		} else {
-			_mm256_storeu_ps(out, v0);
-			_mm256_storeu_ps(out + 8, v1);
-			for (int c = 0; c < nc; c++)
-				yr[c] = out[c];
-		}
-	}
+	ST(0); ST(1); ST(2); ST(3);
 }
+#undef LD
+#undef FMA
+#undef ST
 
 /* rows [0,mr) of the GEMM (mr <= MR), every panel */
 INL void rows(float *y, int ldy, const float *x, int ldx, const uint16_t *wb,
               const float *b, int mr, int n, int k)
 {
 	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
-	float xr[MR * KB], tail[MR * 16], bt[16];
+	float xr[MR * KB], tail[MR * 16] = { 0 }, bt[16];
 	int tn = n - 16 * (npan - 1);   /* columns of the last panel */
 	const float *btail = NULL;
 

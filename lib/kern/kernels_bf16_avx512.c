@@ -90,7 +90,7 @@ BF16 INL void rows(float *y, int ldy, const float *x, int ldx,
 {
 	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
 	uint32_t xr[MR * KB / 2];
-	float tail[MR * 16];
+	float tail[MR * 16] = { 0 };
 	int tn = n - 16 * (npan - 1);
 
 	for (int k0 = 0; k0 < k2; k0 += KB) {

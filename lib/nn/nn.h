@@ -21,6 +21,9 @@ typedef struct emb_model_opts {
 	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
 	                           with AVX-512 VNNI when present); needs int8
 	                           weights (weights_int8 or an I8 checkpoint) */
+	int compute_bf16;       /* 1: linear layers in bf16 (weights rounded
+	                           at load, activations in the GEMM, fp32
+	                           sums; kern/bkernels.h); not with act_int8 */
 } emb_model_opts;
 
 /*
