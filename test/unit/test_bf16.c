@@ -16,6 +16,11 @@
  *    outside y's block.  Skipped where the CPU lacks them (the AVX-512
  *    BF16 one needs avx512_bf16).
  * 5. Every kernel table has a bf16 GEMM and its name.
+ * 6. A model loaded with compute_bf16 (splade-tiny, 2 threads) packs its
+ *    linear layers as bf16 only, and emb_linear_act_fwd (column groups,
+ *    row blocks, fused gelu / gelu_tanh / relu, a wide output stride)
+ *    gives bit for bit the scalar bf16 GEMM over whole rows followed by
+ *    the table's activation; bf16 with int8 activations is refused.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -23,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kern/kernels.h"
+#include "nn/nn-internal.h"
+#include "testutil.h"
 
 static uint32_t rng = 777;
 
@@ -267,4 +274,63 @@ Test(bf16, tables_have_a_bf16_gemm)
 	}
 	if (emb_gemm_bf16_avx512() && emb_kernels_get("avx512"))
 		cr_assert_str_eq(emb_kernels_get("avx512")->bf16_name, "avx512bf16");
+}
+
+Test(bf16, model_linear_layers)
+{
+	char *dir = tu_fixture("splade-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { 0 };
+	emb_linear L;
+	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
+	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };
+	int outs[1] = { 512 }, H = 128, I = 512, ldy = 512 + 24;
+	int acts[4] = { EMB_ACT_NONE, EMB_ACT_GELU, EMB_ACT_GELU_TANH,
+	                EMB_ACT_RELU };
+	int nrows[3] = { 3, 96, 203 };
+	float *x = malloc((size_t)203 * H * 4);
+	float *y1 = malloc((size_t)203 * ldy * 4), *y2 = malloc((size_t)203 * ldy * 4);
+
+	o.threads = 2;
+	o.compute_bf16 = 1;
+	o.act_int8 = 1;
+	o.weights_int8 = 1;
+	cr_assert_neq(emb_model_load(&m, dir, &o, &err), 0);
+	cr_assert(strstr(err.msg, "bf16"), "%s", err.msg);
+	o.act_int8 = 0;
+	o.weights_int8 = 0;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, &err), 0,
+	             "%s", err.msg);
+	cr_assert(L.wb && !L.wp && !L.wq, "bf16 panels only");
+	for (int i = 0; i < 203 * H; i++)
+		x[i] = frand() * 2;
+	for (int a = 0; a < 4; a++)
+		for (int r = 0; r < 3; r++) {
+			int rows = nrows[r];
+			long bad = -1;
+			for (int i = 0; i < 203 * ldy; i++)
+				y1[i] = y2[i] = 1.5f;
+			emb_linear_act_fwd(m, y1, ldy, x, H, rows, &L, acts[a]);
+			emb_gemm_bf16_scalar(y2, ldy, x, H, L.wb, L.b, rows, I, H);
+			for (int i = 0; i < rows; i++) {
+				float *row = y2 + (size_t)i * ldy;
+				if (acts[a] == EMB_ACT_GELU)
+					m->k->gelu(row, I);
+				else if (acts[a] == EMB_ACT_GELU_TANH)
+					m->k->gelu_tanh(row, I);
+				else if (acts[a] == EMB_ACT_RELU)
+					m->k->relu(row, I);
+			}
+			for (long i = 0; i < 203L * ldy && bad < 0; i++)
+				if (memcmp(&y1[i], &y2[i], 4))
+					bad = i;
+			cr_expect(bad < 0, "act %d, %d rows: [%ld,%ld] %g vs %g", acts[a],
+			          rows, bad / ldy, bad % ldy, bad < 0 ? 0 : y1[bad],
+			          bad < 0 ? 0 : y2[bad]);
+		}
+	emb_model_free(m);
+	free(x); free(y1); free(y2);
+	free(dir);
 }

@@ -415,7 +415,7 @@ Test(i8, linear_act_fused_equals_two_passes)
 	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
-	emb_model_opts o = { 2, 1, 1 };
+	emb_model_opts o = { .threads = 2, .weights_int8 = 1, .act_int8 = 1 };
 	emb_linear L;
 	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
 	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };
