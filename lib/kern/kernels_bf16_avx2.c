@@ -6,11 +6,12 @@
  * (as fp32 values) into a small stack block per row tile.  One fused
  * multiply-add per product gives the scalar kernel's bits (bkernels.h).
  *
- * Tiles of 4 rows x 16 columns (8 accumulators); k runs in blocks of KB:
- * the tile's rows of x are rounded once per block for every panel, and
- * the partial sums of a panel wait in y (or, for a last panel narrower
- * than 16, in a stack block) between k blocks: storing and reloading an
- * fp32 partial sum does not change it.
+ * Blocks of MC rows, k in blocks of KB: the block's rows of x are
+ * rounded once into a stack buffer, then each panel's KB x 16 weights
+ * (in L1) serve every tile of 4 rows x 16 columns (8 accumulators).  The
+ * partial sums wait in y (or, for a last panel narrower than 16, in a
+ * stack block) between k blocks: storing and reloading an fp32 partial
+ * sum does not change it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@
 #define INL static inline __attribute__((always_inline))
 #define MR 4            /* rows per tile */
 #define KB 256          /* k per block (even) */
+#define MC 48           /* rows per block (the rounded block: 48 KiB) */
 
 /* x[0..n) -> r[0..KB): bf16-rounded fp32 (emb_f32_to_bf16), 0 past n */
 INL void round_block(float *r, const float *x, int n)
@@ -131,40 +133,10 @@ INL void tile(float *y, int ldy, float *part, int ldp, const float *xr,
 #undef FMA
 #undef ST
 
-/* rows [0,mr) of the GEMM (mr <= MR), every panel */
-INL void rows(float *y, int ldy, const float *x, int ldx, const uint16_t *wb,
-              const float *b, int mr, int n, int k)
-{
-	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
-	float xr[MR * KB], tail[MR * 16] = { 0 }, bt[16];
-	int tn = n - 16 * (npan - 1);   /* columns of the last panel */
-	const float *btail = NULL;
-
-	if (b && tn < 16) {
-		for (int c = 0; c < 16; c++)
-			bt[c] = c < tn ? b[16 * (npan - 1) + c] : 0.0f;
-		btail = bt;
-	}
-	for (int k0 = 0; k0 < k2; k0 += KB) {
-		int kl = k2 - k0 < KB ? k2 - k0 : KB;
-		int kx = k - k0 < kl ? k - k0 : kl;     /* real k in this block */
-		for (int r = 0; r < mr; r++)
-			round_block(xr + (size_t)r * KB, x + (size_t)r * ldx + k0, kx);
-		for (int p = 0; p < npan; p++) {
-			const uint16_t *w = wb + (size_t)p * 16 * k2 + (size_t)k0 * 16;
-			int nc = p == npan - 1 ? tn : 16;
-			float *yp = y + 16 * p;
-			const float *bp = b ? (nc < 16 ? btail : b + 16 * p) : NULL;
-			int first = k0 == 0, last = k0 + KB >= k2;
-			if (nc < 16)
-				tile(yp, ldy, tail, 16, xr, w, bp, kl / 2, mr, first, last,
-				     nc);
-			else
-				tile(yp, ldy, yp, ldy, xr, w, bp, kl / 2, mr, first, last,
-				     nc);
-		}
-	}
-}
+/* a tile of mr (1..MR, a constant after inlining) rows at row r of the
+ * block */
+#define TILE(R) tile(yp + (size_t)r * ldy, ldy, part + (size_t)r * ldp, ldp, \
+	xr + (size_t)r * KB, w, bp, kl / 2, R, first, last, nc)
 
 // X (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16
 __attribute__((target("avx2,fma")))
@@ -172,28 +144,54 @@ static void gemm_bf16_avx2(float *y, int ldy, const float *x, int ldx,
                            const uint16_t *wb, const float *b, int m, int n,
                            int k)
 {
-	int i = 0;
+	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
+	int tn = n - 16 * (npan - 1);   /* columns of the last panel */
+	float xr[MC * KB], tail[MC * 16], bt[16];
+	const float *btail = NULL;
 
-	for (; i + MR <= m; i += MR)
-		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, MR,
-		     n, k);
-	switch (m - i) {
-	case 3:
-		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 3,
-		     n, k);
-		break;
-	case 2:
-		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 2,
-		     n, k);
-		break;
-	case 1:
-		rows(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, wb, b, 1,
-		     n, k);
-		break;
-	default:
-		break;
+	if (b && tn < 16) {
+		for (int c = 0; c < 16; c++)
+			bt[c] = c < tn ? b[16 * (npan - 1) + c] : 0.0f;
+		btail = bt;
+	}
+	/* blocks of MC rows; in each, k blocks of KB: the block's rows of x
+	 * rounded once, then every panel (its KB x 16 weights stay in L1)
+	 * over every row tile */
+	for (int i0 = 0; i0 < m; i0 += MC) {
+		int mc = m - i0 < MC ? m - i0 : MC;
+		float *yb = y + (size_t)i0 * ldy;
+		for (int k0 = 0; k0 < k2; k0 += KB) {
+			int kl = k2 - k0 < KB ? k2 - k0 : KB;
+			int kx = k - k0 < kl ? k - k0 : kl; /* real k in this block */
+			int first = k0 == 0, last = k0 + KB >= k2;
+			for (int r = 0; r < mc; r++)
+				round_block(xr + (size_t)r * KB,
+				            x + (size_t)(i0 + r) * ldx + k0, kx);
+			for (int p = 0; p < npan; p++) {
+				const uint16_t *w = wb + (size_t)p * 16 * k2 +
+				                    (size_t)k0 * 16;
+				int nc = p == npan - 1 ? tn : 16;
+				float *yp = yb + 16 * p, *part = yp;
+				int ldp = ldy, r = 0;
+				const float *bp = b ? (nc < 16 ? btail : b + 16 * p)
+				                    : NULL;
+				if (nc < 16) {
+					part = tail;
+					ldp = 16;
+				}
+				for (; r + MR <= mc; r += MR)
+					TILE(MR);
+				switch (mc - r) {
+				case 3: TILE(3); break;
+				case 2: TILE(2); break;
+				case 1: TILE(1); break;
+				default: break;
+				}
+			}
+		}
 	}
 }
+#undef TILE
 
 emb_gemm_bf16_fn emb_gemm_bf16_avx2(void)
 {
