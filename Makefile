@@ -8,7 +8,9 @@ include config.mk
 # the library, layer by layer (lib/README: which layer may include which)
 BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
-	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o $(SIMD_OBJ)
+	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
+	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
+	lib/kern/kernels_bf16_avx512.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
 	lib/io/file.o lib/io/base64.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
@@ -40,7 +42,8 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_jsonl.o test/unit/test_pool.o test/unit/test_validate.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
-	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o
+	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
+	test/unit/test_bf16.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -60,7 +63,7 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/kern/qkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h lib/st/embed.h
@@ -81,6 +84,8 @@ lib/kern/kernels_i8_avx2.o: lib/kern/kernels_i8_avx2.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
 lib/kern/kernels_i8_avx512.o: lib/kern/kernels_i8_avx512.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
+lib/kern/kernels_bf16_avx2.o: lib/kern/kernels_bf16_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
 
 # every program: its own object and the library
 cmd/emb-tokenize: cmd/emb-tokenize.o

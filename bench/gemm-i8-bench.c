@@ -6,10 +6,12 @@
  * usage: gemm-i8-bench [M [BIG]]      (default 256 4096)
  * Prints one JSON line per shape: GFLOP/s (2 m n k / s) of the fp32
  * kernel, of the int8 kernel alone, of activation quantization + int8
- * kernel, and the quantizer's cost as a share of the int8 kernel's; then
+ * kernel, and the quantizer's cost as a share of the int8 kernel's, and
+ * of the bf16 kernel (bkernels.h, activations rounded inside); then
  * "blocked": BIG rows (out of cache, as in a forward pass) in blocks of
  * 96 rows, each quantized then multiplied, as emb's W8A8 linear does,
  * against the fp32 kernel on the same blocks.
+ * The kernel table is the one emb picks ($EMB_ISA or the CPU's best).
  * Built by scripts/bench against lib/libemb.a.
  */
 #define _GNU_SOURCE
@@ -30,14 +32,15 @@ int main(int argc, char **argv)
 {
 	int m = argc > 1 ? atoi(argv[1]) : 256;
 	int big = argc > 2 ? atoi(argv[2]) : 4096;
-	const char *kname = NULL, *isa = "avx512";
-	emb_gemm_i8_fn gi8 = emb_gemm_i8_select(&kname);
-	emb_u8_quant_fn quant = emb_u8_quant_for(gi8);
-	const emb_kernels *k = emb_kernels_get(isa);
+	const emb_kernels *k = NULL;
 	int shapes[][2] = { { 1152, 384 }, { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
 
-	if (!k)
-		k = emb_kernels_get(isa = emb_kernels_get("avx2") ? "avx2" : "scalar");
+	/* the table emb would pick ($EMB_ISA or the best the CPU has) */
+	if (emb_kernels_select(&k, NULL) < 0)
+		k = NULL;
+	emb_gemm_i8_fn gi8 = k ? k->gemm_i8 : NULL;
+	emb_u8_quant_fn quant = k ? k->u8_quantize : NULL;
+	const char *kname = k ? k->i8_name : NULL;
 	if (!gi8 || !k || m < 1 || big < 96) {
 		fprintf(stderr, "gemm-i8-bench: no int8 kernel or bad M\n");
 		return 1;
@@ -57,6 +60,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n * kk; i++) w[i] = (float)((i * 104729) % 1000) / 1000 - 0.5f;
 		for (int i = 0; i < n; i++) b[i] = 0.1f;
 		emb_pack_weights(wp, w, n, kk);
+		uint16_t *wb = aligned_alloc(64, (emb_bf16_pack_size(n, kk) * 2 + 63) / 64 * 64);
+		emb_bf16_pack(wb, w, n, kk);
 		emb_i8_quantize_rows(q, ws, w, n, kk);
 		for (int j = 0; j < n; j++) {
 			wsum[j] = 0;
@@ -64,7 +69,7 @@ int main(int argc, char **argv)
 				wsum[j] += q[(size_t)j * kk + t];
 		}
 		emb_i8_pack(qp, q, n, kk);
-		double bf = 1e30, bi = 1e30, bq = 1e30;
+		double bf = 1e30, bi = 1e30, bq = 1e30, bb = 1e30;
 		int reps = (int)(4e7 / (2.0 * m * n * kk)) + 1;
 		for (int t = 0; t < 40; t++) {
 			double t0 = now();
@@ -77,16 +82,22 @@ int main(int argc, char **argv)
 			for (int r = 0; r < reps; r++)
 				quant(u, kp, xs, xz, x, kk, m, kk);
 			double t3 = now();
+			for (int r = 0; r < reps; r++)
+				k->gemm_bf16(y, n, x, kk, wb, b, m, n, kk);
+			double t4 = now();
+			if ((t4 - t3) / reps < bb) bb = (t4 - t3) / reps;
 			if ((t1 - t0) / reps < bf) bf = (t1 - t0) / reps;
 			if ((t2 - t1) / reps < bi) bi = (t2 - t1) / reps;
 			if ((t3 - t2) / reps < bq) bq = (t3 - t2) / reps;
 		}
 		double f = 2.0 * m * n * kk / 1e9;
-		printf("{\"isa\":\"%s\",\"i8\":\"%s\",\"m\":%d,\"n\":%d,\"k\":%d,"
+		printf("{\"isa\":\"%s\",\"i8\":\"%s\",\"bf16\":\"%s\",\"m\":%d,"
+		       "\"n\":%d,\"k\":%d,"
 		       "\"gflops_f32\":%.1f,\"gops_i8\":%.1f,\"gops_i8_quant\":%.1f,"
-		       "\"quant_share\":%.3f,\"speedup\":%.2f}\n",
-		       k->name, kname, m, n, kk, f / bf, f / bi, f / (bi + bq),
-		       bq / bi, bf / (bi + bq));
+		       "\"quant_share\":%.3f,\"speedup\":%.2f,\"gflops_bf16\":%.1f,"
+		       "\"speedup_bf16\":%.2f}\n",
+		       k->name, kname, k->bf16_name, m, n, kk, f / bf, f / bi,
+		       f / (bi + bq), bq / bi, bf / (bi + bq), f / bb, bf / bb);
 
 		/* blocked, out of cache */
 		float *bx = malloc(sizeof(float) * big * kk), *by = malloc(sizeof(float) * big * n);
@@ -114,7 +125,7 @@ int main(int argc, char **argv)
 		       "\"gops_i8_quant\":%.1f,\"speedup\":%.2f}\n",
 		       big, n, kk, f / cf, f / ci, cf / ci);
 		free(bx); free(by);
-		free(x); free(w); free(b); free(y); free(wp); free(q); free(qp);
+		free(x); free(w); free(b); free(y); free(wp); free(wb); free(q); free(qp);
 		free(u); free(ws); free(xs); free(wsum); free(xz);
 	}
 	return 0;

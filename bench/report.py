@@ -57,6 +57,7 @@ ENGINES = [("emb-e2e", "emb-encode --pool, text in (everything)"),
            ("emb-fwd", "emb-encode --pool, ids in, minus start-up"),
            ("emb-w8", "emb-e2e --weights int8"),
            ("emb-w8a8", "emb-e2e --weights int8 --act int8"),
+           ("emb-bf16", "emb-e2e --compute bf16"),
            ("ort", "ONNX Runtime, forward + pool, in process"),
            ("torch", "PyTorch eager, forward + pool, in process")]
 threads = sorted({r["threads"] for r in raw if r["engine"] == "emb-e2e"})
@@ -129,8 +130,8 @@ def mincos(a, b):
 
 
 P("Agreement (embeddings, same input order):\n")
-P("| workload | threads | emb fp32 vs ORT max abs | emb fp32 vs golden max abs | ORT vs golden max abs | W8 vs golden min cos | W8A8 vs golden min cos |")
-P("| --- | --- | --- | --- | --- | --- | --- |")
+P("| workload | threads | emb fp32 vs ORT max abs | emb fp32 vs golden max abs | ORT vs golden max abs | W8 vs golden min cos | W8A8 vs golden min cos | bf16 vs golden min cos |")
+P("| --- | --- | --- | --- | --- | --- | --- | --- |")
 def load(*parts):
     try:
         return emb_rows(os.path.join(*parts))
@@ -149,9 +150,10 @@ for wl, gold in (("texts", "golden.jsonl"), ("passages", "golden.passages.jsonl"
         e = load(W, "emb.%s.%d.jsonl" % (wl, t))
         w8 = load(W, "w8.%s.%d.jsonl" % (wl, t))
         a8 = load(W, "w8a8.%s.%d.jsonl" % (wl, t))
-        P("| %s | %d | %s | %s | %s | %s | %s |" % (
+        b16 = load(W, "bf16.%s.%d.jsonl" % (wl, t))
+        P("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
             wl, t, cell(maxdiff, e, o, "%.2e"), cell(maxdiff, e, g, "%.2e"), cell(maxdiff, o, g, "%.2e"),
-            cell(mincos, w8, g, "%.5f"), cell(mincos, a8, g, "%.5f")))
+            cell(mincos, w8, g, "%.5f"), cell(mincos, a8, g, "%.5f"), cell(mincos, b16, g, "%.5f")))
 P("")
 
 # latency, cold start, RSS
@@ -222,6 +224,10 @@ if gi8:
         for g in gi8 if "m" in g) + "; in 96-row blocks, out of cache: " + ", ".join(
         "%dx%dx%d %.0f GOP/s (%.2fx)" % (g["blocked"], g["n"], g["k"], g["gops_i8_quant"], g["speedup"])
         for g in gi8 if "blocked" in g) + ".\n")
+    if "gflops_bf16" in gi8[0]:
+        P("bf16 GEMM (%s, activations rounded inside; x fp32 kernel), in cache: " % gi8[0]["bf16"] + ", ".join(
+            "%dx%dx%d %.0f GFLOP/s (%.2fx)" % (g["m"], g["n"], g["k"], g["gflops_bf16"], g["speedup_bf16"])
+            for g in gi8 if "m" in g) + ".\n")
 
 # targets
 def tgt(name, e, wl, need):
@@ -236,6 +242,23 @@ P(tgt("emb-encode --pool end to end, texts", "emb-e2e", "texts", 1.5))
 P(tgt("emb-encode --pool end to end, passages", "emb-e2e", "passages", 1.25))
 P(tgt("W8A8, texts", "emb-w8a8", "texts", 3.0))
 P(tgt("W8A8, passages", "emb-w8a8", "passages", 2.5))
+
+
+# precision modes against emb's own fp32 (same run): best seconds ratio
+def vs_fp32(name, e, wl, need):
+    got = []
+    for t in threads:
+        a, b = seconds("emb-e2e", wl, t), seconds(e, wl, t)
+        if a and b:
+            got.append((t, min(a.values()) / min(b.values())))
+    ok = got and all(r >= need for _, r in got)
+    return "- %s: need >= %.2fx emb fp32; got %s -> %s" % (
+        name, need, ", ".join("%dT %.2fx" % g for g in got) or "n/a", "MET" if ok else "not met")
+
+
+P(vs_fp32("bf16, passages", "emb-bf16", "passages", 1.7))
+P(vs_fp32("W8A8, passages", "emb-w8a8", "passages", 3.2))
+P(vs_fp32("W8A8, texts", "emb-w8a8", "texts", 3.0))
 if gemm and peak.get(1):
     lo = min(g["gflops"] for g in gemm) / peak[1]
     P("- big GEMMs >= 75%% of measured peak: kernel alone (1 thread) %.0f%%..%.0f%% -> %s" % (

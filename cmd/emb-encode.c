@@ -38,6 +38,9 @@ static const char usage[] =
 "  --weights int8     quantize the linear weights to int8 at load (W8)\n"
 "  --act int8         int8 activations too (W8A8; needs int8 weights: an\n"
 "                     emb-quantize checkpoint or --weights int8)\n"
+"  --compute fp32|bf16\n"
+"                     arithmetic of the linear layers (default fp32; bf16:\n"
+"                     bf16 weights and products, fp32 sums; not with --act)\n"
 "  --b64              write vectors as KEY_b64 (base64 little-endian float32)\n"
 "When tokenizing text (as emb-tokenize; input_ids, token_type_ids,\n"
 "truncated and prompt_length are written too):\n"
@@ -173,7 +176,7 @@ int main(int argc, char **argv)
 	c.cli.prog = "emb-encode";
 	c.cli.usage = usage;
 	c.cli.common = EMB_CLI_RAW | EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_TEXT |
-	               EMB_CLI_CHUNK | EMB_CLI_LATE;
+	               EMB_CLI_CHUNK | EMB_CLI_LATE | EMB_CLI_COMPUTE;
 	c.normalize = -1;
 	c.batch_tokens = 8192;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
@@ -185,12 +188,15 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--pool=splade takes no --dim, --normalize or --no-normalize");
 	if (c.cli.late && (!c.pool || c.e.splade || (c.modes && c.modes != EMB_POOL_MEAN)))
 		emb_cli_usage_error(&c.cli, "--late needs --pool (each window is the mean of its token embeddings)");
+	if (c.cli.bf16 && c.a8)
+		emb_cli_usage_error(&c.cli, "--compute bf16 and --act int8 exclude each other");
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
 	mo.weights_int8 = c.w8;
 	mo.act_int8 = c.a8;
+	mo.compute_bf16 = c.cli.bf16;
 	if (emb_model_load(&m, dir, &mo, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (c.e.splade && emb_model_head(m) != EMB_HEAD_MLM)

@@ -23,6 +23,8 @@ static const char usage[] =
 "  --logits             also write the raw logits (pair records)\n"
 "  -j, --threads N      threads (default: all online cores)\n"
 "  --batch-tokens N     tokens per forward pass (default 8192)\n"
+"  --compute fp32|bf16  arithmetic of the linear layers (default fp32; bf16:\n"
+"                       bf16 weights and products, fp32 sums)\n"
 "  --max-length N, --no-truncate\n"
 "                       pair truncation (default: the model's maximum)\n"
 "Late interaction (no model needed):\n"
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
 
 	c.cli.prog = "emb-rerank";
 	c.cli.usage = usage;
-	c.cli.common = EMB_CLI_MODEL | EMB_CLI_TEXT;
+	c.cli.common = EMB_CLI_MODEL | EMB_CLI_TEXT | EMB_CLI_COMPUTE;
 	c.r.act = -1;
 	c.r.skip_prefix = -2;
 	c.r.batch_tokens = 8192;

@@ -48,6 +48,8 @@ unsigned emb_cpu_features(void)
 	__cpuid_count(7, 1, a, b, c, d);
 	if (a & (1u << 4))
 		f |= EMB_CPU_AVXVNNI;
+	if ((f & EMB_CPU_AVX512) && (a & (1u << 5)))
+		f |= EMB_CPU_AVX512BF16;        /* AVX512_BF16 */
 	return f;
 }
 #else

@@ -11,6 +11,7 @@ enum emb_cpu_feature {
 	EMB_CPU_AVX512 = 1u << 1,       /* AVX-512 F/BW/VL/DQ, zmm saved */
 	EMB_CPU_AVX512VNNI = 1u << 2,   /* with EMB_CPU_AVX512: vpdpbusd */
 	EMB_CPU_AVXVNNI = 1u << 3,      /* with EMB_CPU_AVX2: 256-bit VEX vpdpbusd */
+	EMB_CPU_AVX512BF16 = 1u << 4,   /* with EMB_CPU_AVX512: vdpbf16ps */
 	EMB_CPU_AVX512POPCNT = 1u << 8, /* with EMB_CPU_AVX512: VPOPCNTDQ */
 };
 

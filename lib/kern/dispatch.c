@@ -32,6 +32,18 @@ static void make(int t, const emb_kernels *f, emb_gemm_i8_fn g,
 	usable[t] = 1;
 }
 
+/* bf16 compute, kept apart from the int8 and float members: the bf16
+ * GEMM of table t, g when available, else AVX2, else scalar */
+static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
+{
+	emb_gemm_bf16_fn a = emb_gemm_bf16_avx2();
+
+	if (!usable[t])
+		return;
+	tables[t].gemm_bf16 = g ? g : a ? a : emb_gemm_bf16_scalar;
+	tables[t].bf16_name = g ? gn : a ? "avx2" : "scalar";
+}
+
 static void build(void)
 {
 	unsigned cpu = emb_cpu_features();
@@ -44,7 +56,10 @@ static void build(void)
 		emb_u8_quant_fn q = emb_u8_quantize_avx2();
 		if (!q)
 			q = emb_u8_quantize_rows;
-		make(T_AVX2, &emb_kernels_avx2, emb_gemm_i8_scalar, "scalar", q);
+		/* without VNNI: the int16 AVX2 int8 GEMM */
+		emb_gemm_i8_fn g = emb_gemm_i8_avx2();
+		make(T_AVX2, &emb_kernels_avx2, g ? g : emb_gemm_i8_scalar,
+		     g ? "avx2" : "scalar", q);
 		if (emb_gemm_i8_avxvnni())
 			make(T_AVXVNNI, &emb_kernels_avx2, emb_gemm_i8_avxvnni(),
 			     "avxvnni", q);
@@ -55,8 +70,11 @@ static void build(void)
 		emb_u8_quant_fn q = emb_u8_quantize_avx512();
 		if (!q)
 			q = emb_u8_quantize_rows;
-		make(T_AVX512, &emb_kernels_avx512, emb_gemm_i8_scalar,
-		     "scalar", q);
+		/* AVX-512 without VNNI: the AVX2 int8 GEMM (every AVX-512
+		 * CPU has AVX2) */
+		emb_gemm_i8_fn g = emb_gemm_i8_avx2();
+		make(T_AVX512, &emb_kernels_avx512, g ? g : emb_gemm_i8_scalar,
+		     g ? "avx2" : "scalar", q);
 		if (emb_gemm_i8_vnni())
 			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
 			     "vnni", q);
@@ -66,6 +84,12 @@ static void build(void)
 				emb_kernels_avx2.hamming8;
 	}
 #endif
+	/* bf16 */
+	make_bf16(T_SCALAR, emb_gemm_bf16_scalar, "scalar");
+	make_bf16(T_AVX2, NULL, NULL);
+	make_bf16(T_AVXVNNI, NULL, NULL);
+	make_bf16(T_AVX512, emb_gemm_bf16_avx512(), "avx512bf16");
+	make_bf16(T_VNNI, emb_gemm_bf16_avx512(), "avx512bf16");
 }
 
 const emb_kernels *emb_kernels_get(const char *isa)

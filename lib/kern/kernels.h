@@ -7,7 +7,7 @@
  * instruction set: "scalar" (portable C, also the test oracle),
  * kernels_avx2.c (AVX2+FMA), kernels_avx512.c (AVX-512 F/BW/VL/DQ); the
  * int8 ones (qkernels.h) likewise: kernels_i8.c (scalar),
- * kernels_i8_avx2.c (AVX-VNNI and the AVX2 row quantizer),
+ * kernels_i8_avx2.c (AVX-VNNI, plain AVX2 and the AVX2 row quantizer),
  * kernels_i8_avx512.c (AVX-512 VNNI and its row quantizer).  Kernels
  * never allocate memory and never fail; they work on caller-provided
  * buffers.
@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kern/qkernels.h"
+#include "kern/bkernels.h"
 
 #define EMB_PANEL 16
 
@@ -106,10 +107,17 @@ typedef struct emb_kernels {
 	/* int8 (qkernels.h), set in the tables emb_kernels_get returns
 	 * (NULL in the float-only variants below): the W8A8 GEMM, the
 	 * activation row quantizer to pair with it (same results in every
-	 * version), and the GEMM's name: "scalar", "avxvnni" or "vnni" */
+	 * version), and the GEMM's name: "scalar", "avx2", "avxvnni" or
+	 * "vnni" */
 	emb_gemm_i8_fn gemm_i8;
 	emb_u8_quant_fn u8_quantize;
 	const char *i8_name;
+
+	/* bf16 compute (bkernels.h), set like the int8 members: the bf16
+	 * GEMM (the same bits in every version) and its name: "scalar",
+	 * "avx2" or "avx512bf16" */
+	emb_gemm_bf16_fn gemm_bf16;
+	const char *bf16_name;
 } emb_kernels;
 
 /* the float variants (int8 members NULL); the SIMD ones exist only when
@@ -126,10 +134,12 @@ extern const emb_kernels emb_kernels_avx512;
  * The table for ISA when it is compiled in and this CPU and OS support
  * it, else NULL (borrowed, static):
  *   "scalar"   scalar float, scalar int8 (the oracle)
- *   "avx2"     AVX2 float, scalar int8 GEMM, AVX2 row quantizer
+ *   "avx2"     AVX2 float, AVX2 (int16) int8 GEMM, AVX2 row quantizer
  *   "avxvnni"  AVX2 float, AVX-VNNI int8 GEMM
- *   "avx512"   AVX-512 float, scalar int8 GEMM, AVX-512 row quantizer
+ *   "avx512"   AVX-512 float, AVX2 int8 GEMM, AVX-512 row quantizer
  *   "vnni"     AVX-512 float, AVX-512 VNNI int8 GEMM
+ * The bf16 GEMM: scalar in "scalar", AVX2 in "avx2" and "avxvnni", and
+ * in "avx512" and "vnni" AVX-512 BF16 where the CPU has it, else AVX2.
  */
 const emb_kernels *emb_kernels_get(const char *isa);
 /*

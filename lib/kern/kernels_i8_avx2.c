@@ -1,7 +1,8 @@
 /*
  * kernels_i8_avx2.c - the int8 GEMM of qkernels.h with AVX-VNNI (the
  * 256-bit VEX vpdpbusd of CPUs without AVX-512 VNNI, built with a
- * function target attribute: GCC 11+, clang 12+) and the AVX2
+ * function target attribute: GCC 11+, clang 12+), the same GEMM on
+ * plain AVX2 (int16 vpmaddwd, for CPUs without any VNNI) and the AVX2
  * activation row quantizer, built with $(AVX2_CFLAGS).  Without them
  * (or on another CPU) they say they are not available.
  */
@@ -126,6 +127,157 @@ emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
 
 #define AVX2Q __attribute__((target("avx2")))
 
+/*
+ * The int8 GEMM on plain AVX2 (no VNNI), from the same packed panels.
+ * vpmaddubsw (u8 x s8 -> s16 pairs) would saturate: 255 * 127 * 2 >
+ * 32767.  So both operands are widened to int16 and multiplied with
+ * vpmaddwd, whose pair sums (at most 2 * 255 * 127) are exact in int32:
+ * a k group of one panel is 64 bytes, 4 columns of 4 k per 16-byte
+ * piece; vpmovsxbw makes it 16 words, and vpmaddwd with the row's 4
+ * activation words (broadcast) gives per column two int32 partial sums
+ * (k 0+1 and k 2+3), kept apart until the end, where vphaddd adds them.
+ * Integer sums are exact, so the order does not matter; the epilogue is
+ * avx_epilogue's (the scalar operations).  Tiles of 3 rows x 16 columns:
+ * 12 accumulators, each widened weight piece used by 3 rows.
+ */
+
+/* 4 accumulators of 4 columns x 2 partial sums -> 16 column sums */
+AVX2Q static inline __attribute__((always_inline)) void avx2_hsum(__m256i *lo, __m256i *hi, __m256i a,
+                                   __m256i b, __m256i c, __m256i d)
+{
+	/* vphaddd works in 128-bit halves: [0 1 4 5 | 2 3 6 7], then
+	 * vpermq puts the 64-bit pieces in column order */
+	*lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a, b), 0xd8);
+	*hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(c, d), 0xd8);
+}
+
+/* 16 sums of one row (lo: columns 0-7, hi: 8-15) -> y, the epilogue of
+ * the scalar kernel (no fused multiply-add) */
+AVX2Q static void avx2_epilogue(float *y, __m256i lo, __m256i hi, float xs,
+                                int32_t xz, const float *ws,
+                                const int32_t *wsum, const float *b, int nc)
+{
+	float out[16];
+	__m256i z = _mm256_set1_epi32(xz);
+	__m256 s = _mm256_set1_ps(xs);
+
+	for (int h = 0; h < 2; h++) {
+		__m256i acc = h ? hi : lo;
+		__m256i d = _mm256_sub_epi32(acc, _mm256_mullo_epi32(z,
+			_mm256_loadu_si256((const __m256i *)(wsum + 8 * h))));
+		__m256 sc = _mm256_mul_ps(s, _mm256_loadu_ps(ws + 8 * h));
+		__m256 v = _mm256_mul_ps(sc, _mm256_cvtepi32_ps(d));
+		if (b)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(b + 8 * h));
+		if (nc == 16)
+			_mm256_storeu_ps(y + 8 * h, v);
+		else
+			_mm256_storeu_ps(out + 8 * h, v);
+	}
+	if (nc < 16)
+		for (int c = 0; c < nc; c++)
+			y[c] = out[c];
+}
+
+/* one panel (16 columns, pw) x rows [0, MR) of u, MR 1..3 */
+AVX2Q static inline __attribute__((always_inline)) void avx2_tile(float *y, int ldy, const uint8_t *u,
+                                   int ldu, const float *xs,
+                                   const int32_t *xz, const int8_t *pw,
+                                   const float *ws, const int32_t *wsum,
+                                   const float *b, int kp, int MR, int nc)
+{
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+	__m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+	__m256i c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+	const uint8_t *u1 = u + (MR > 1 ? ldu : 0);
+	const uint8_t *u2 = u + (MR > 2 ? 2 * (size_t)ldu : 0);
+
+	for (int g = 0; g < kp / 4; g++) {
+		const int8_t *w = pw + (size_t)g * 64;
+		int32_t x0, x1 = 0, x2 = 0;
+		__m256i xa, xb = a0, xc = a0, wv;
+		__builtin_memcpy(&x0, u + 4 * (size_t)g, 4);
+		xa = _mm256_cvtepu8_epi16(_mm_set1_epi32(x0));
+		if (MR > 1) {
+			__builtin_memcpy(&x1, u1 + 4 * (size_t)g, 4);
+			xb = _mm256_cvtepu8_epi16(_mm_set1_epi32(x1));
+		}
+		if (MR > 2) {
+			__builtin_memcpy(&x2, u2 + 4 * (size_t)g, 4);
+			xc = _mm256_cvtepu8_epi16(_mm_set1_epi32(x2));
+		}
+#define AVX2_PIECE(q, A, B, C) do { \
+		wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * q))); \
+		A = _mm256_add_epi32(A, _mm256_madd_epi16(xa, wv)); \
+		if (MR > 1) \
+			B = _mm256_add_epi32(B, _mm256_madd_epi16(xb, wv)); \
+		if (MR > 2) \
+			C = _mm256_add_epi32(C, _mm256_madd_epi16(xc, wv)); \
+	} while (0)
+		AVX2_PIECE(0, a0, b0, c0);
+		AVX2_PIECE(1, a1, b1, c1);
+		AVX2_PIECE(2, a2, b2, c2);
+		AVX2_PIECE(3, a3, b3, c3);
+#undef AVX2_PIECE
+	}
+	__m256i lo, hi;
+	avx2_hsum(&lo, &hi, a0, a1, a2, a3);
+	avx2_epilogue(y, lo, hi, xs[0], xz[0], ws, wsum, b, nc);
+	if (MR > 1) {
+		avx2_hsum(&lo, &hi, b0, b1, b2, b3);
+		avx2_epilogue(y + ldy, lo, hi, xs[1], xz[1], ws, wsum, b, nc);
+	}
+	if (MR > 2) {
+		avx2_hsum(&lo, &hi, c0, c1, c2, c3);
+		avx2_epilogue(y + 2 * (size_t)ldy, lo, hi, xs[2], xz[2], ws, wsum,
+		              b, nc);
+	}
+}
+
+AVX2Q static void gemm_i8_avx2(float *y, int ldy, const uint8_t *u, int ldu,
+                               const float *xs, const int32_t *xz,
+                               const int8_t *wp, const float *ws,
+                               const int32_t *wsum, const float *b, int m,
+                               int n, int kp)
+{
+	for (int p = 0; p < (n + 15) / 16; p++) {
+		const int8_t *pw = wp + (size_t)p * 16 * kp;
+		int nc = n - 16 * p < 16 ? n - 16 * p : 16;
+		/* the last panel's scales, sums and bias padded to 16 */
+		float wsp[16] = { 0 }, bp[16] = { 0 };
+		int32_t sump[16] = { 0 };
+		const float *wsq = ws + 16 * p, *bq = b ? b + 16 * p : NULL;
+		const int32_t *sumq = wsum + 16 * p;
+		if (nc < 16) {
+			for (int c = 0; c < nc; c++) {
+				wsp[c] = wsq[c];
+				sump[c] = sumq[c];
+				if (b)
+					bp[c] = bq[c];
+			}
+			wsq = wsp;
+			sumq = sump;
+			bq = b ? bp : NULL;
+		}
+		int i = 0;
+		for (; i + 3 <= m; i += 3)
+			avx2_tile(y + (size_t)i * ldy + 16 * p, ldy, u + (size_t)i * ldu,
+			          ldu, xs + i, xz + i, pw, wsq, sumq, bq, kp, 3, nc);
+		if (m - i == 2)
+			avx2_tile(y + (size_t)i * ldy + 16 * p, ldy, u + (size_t)i * ldu,
+			          ldu, xs + i, xz + i, pw, wsq, sumq, bq, kp, 2, nc);
+		else if (m - i == 1)
+			avx2_tile(y + (size_t)i * ldy + 16 * p, ldy, u + (size_t)i * ldu,
+			          ldu, xs + i, xz + i, pw, wsq, sumq, bq, kp, 1, nc);
+	}
+}
+
+emb_gemm_i8_fn emb_gemm_i8_avx2(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX2 ? gemm_i8_avx2 : NULL;
+}
+
+
 /* the AVX2 row quantizer: emb_u8_quantize_rows's bytes, scales and zero
  * points (vminps / vmaxps return the second operand for NaN, as the
  * scalar comparisons skip it; the tails run the scalar formula) */
@@ -195,6 +347,11 @@ emb_u8_quant_fn emb_u8_quantize_avx2(void)
 }
 #else
 emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
+{
+	return NULL;
+}
+
+emb_gemm_i8_fn emb_gemm_i8_avx2(void)
 {
 	return NULL;
 }

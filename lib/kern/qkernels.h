@@ -1,7 +1,7 @@
 /*
  * qkernels.h - int8 GEMM for W8A8 linear layers (kernels_i8.c: the
- * exact scalar version and the row quantizer; kernels_i8_avx2.c: AVX-VNNI
- * and the AVX2 row quantizer; kernels_i8_avx512.c: AVX-512 VNNI, and
+ * exact scalar version and the row quantizer; kernels_i8_avx2.c: AVX-VNNI,
+ * plain AVX2 and the AVX2 row quantizer; kernels_i8_avx512.c: AVX-512 VNNI, and
  * its row quantizer).  kernels.h's table holds the ones to use.
  *
  * Weights: per-row symmetric int8, w[j][k] ~ ws[j] * q[j][k], q in
@@ -17,7 +17,7 @@
  *
  * The integer sum is exact, and the float epilogue is the same sequence
  * of operations in every version (no fused multiply-add), so the scalar
- * and VNNI kernels give bitwise identical results.
+ * and SIMD kernels give bitwise identical results.
  */
 #ifndef EMB_QKERNELS_H
 #define EMB_QKERNELS_H
@@ -78,5 +78,8 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
 emb_gemm_i8_fn emb_gemm_i8_vnni(void);
 /* the AVX-VNNI (256-bit) kernel when this build and CPU have it */
 emb_gemm_i8_fn emb_gemm_i8_avxvnni(void);
+/* the plain AVX2 kernel (int16 products, vpmaddwd; no VNNI needed) when
+ * this build and CPU have AVX2 */
+emb_gemm_i8_fn emb_gemm_i8_avx2(void);
 
 #endif /* EMB_QKERNELS_H */

@@ -26,6 +26,26 @@ typedef struct linear_job {
 	int kact;               /* EMB_KACT_* fused into the GEMM epilogue */
 } linear_job;
 
+/* y (rows, n1-n0) = act(x (rows, in) @ W[n0:n1]^T + b) with bf16
+ * weights (l->wb, kern/bkernels.h; n0 = 16 p0); the activation runs on
+ * the block while it is in cache, what a second pass would give */
+static void bf16_block(const emb_kernels *k, float *y, int ldy,
+                       const float *x, int ldx, const emb_linear *l, int p0,
+                       int n0, int n1, int rows, int kact)
+{
+	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
+	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
+	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+	size_t k2 = ((size_t)l->in + 1) / 2 * 2;
+
+	// x (rows, in) @ Wb[n0:n1]^T + b -> y (rows, n1-n0)
+	k->gemm_bf16(y, ldy, x, ldx, l->wb + (size_t)p0 * EMB_PANEL * k2,
+	             l->b ? l->b + n0 : NULL, rows, n1 - n0, l->in);
+	if (f)
+		for (int r = 0; r < rows; r++)
+			f(y + (size_t)r * ldy, n1 - n0);
+}
+
 static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const linear_job *j = ctx;
@@ -41,6 +61,12 @@ static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 		int n1 = p1 * EMB_PANEL < l->out ? p1 * EMB_PANEL : l->out;
 		if (p0 >= j->np)
 			continue;
+		if (l->wb) {
+			bf16_block(j->k, j->y + (size_t)r0 * j->ldy + n0, j->ldy,
+			           j->x + (size_t)r0 * j->ldx, j->ldx, l, p0, n0, n1,
+			           r1 - r0, j->kact);
+			continue;
+		}
 		// act(x (r1-r0, in) @ W[n0:n1]^T + b) -> y (r1-r0, n1-n0)
 		if (j->kact == EMB_KACT_NONE)
 			j->k->gemm(j->y + (size_t)r0 * j->ldy + n0, j->ldy,
@@ -369,7 +395,8 @@ static int post_rows(const emb_model *m, int rows, const emb_post_attn *p)
 	if (m->no_fuse)
 		return 0;
 	for (int i = 0; i < 3; i++)
-		if (ls[i]->wq && m->gemm_i8)    /* W8A8 goes through linear_i8 */
+		if ((ls[i]->wq && m->gemm_i8) ||    /* W8A8 goes through linear_i8 */
+		    ls[i]->wb)                      /* bf16: through linear_task */
 			return 0;
 	nb = (rows + POST_RB - 1) / POST_RB;
 	if (nb < 2 * nt)

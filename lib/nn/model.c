@@ -183,6 +183,12 @@ int emb_model_load(emb_model **out, const char *dir,
 	m->w8_load = opts && opts->weights_int8;
 	m->no_fuse = getenv("EMB_NO_FUSE") && *getenv("EMB_NO_FUSE");
 	m->a8 = opts && opts->act_int8;
+	m->bf16 = opts && opts->compute_bf16;
+	if (m->bf16 && m->a8) {
+		emb_err_set(err, "%s: bf16 compute and int8 activations exclude "
+		            "each other", dir);
+		goto out;
+	}
 	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||
 	    head_config(m, cfg, err)) {
 		/* the family readers say "config.json: ..."; name the file */

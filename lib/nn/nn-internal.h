@@ -34,6 +34,9 @@ typedef struct emb_linear {
 	const int8_t *wq;       /* packed; NULL: float only */
 	const float *ws;        /* (out) row scales */
 	const int32_t *wsum;    /* (out) row sums of the int8 weights */
+	/* bf16 compute (model opened with compute_bf16): W packed as bf16
+	 * (kern/bkernels.h), model-owned; then wp is NULL */
+	const uint16_t *wb;
 } emb_linear;
 
 typedef struct emb_norm {
@@ -253,6 +256,7 @@ struct emb_model {
 	const char *i8_kernel;
 	uint8_t *q8;            /* activation scratch: u8 rows, scales, zeros */
 	size_t q8_cap;          /* bytes */
+	int bf16;               /* emb_model_opts compute_bf16 */
 };
 
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,9 @@ typedef struct emb_model_opts {
 	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
 	                           with AVX-512 VNNI when present); needs int8
 	                           weights (weights_int8 or an I8 checkpoint) */
+	int compute_bf16;       /* 1: linear layers in bf16 (weights rounded
+	                           at load, activations in the GEMM, fp32
+	                           sums; kern/bkernels.h); not with act_int8 */
 } emb_model_opts;
 
 /*
@@ -68,7 +71,7 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
  */
 int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
 /* linear layers in all, with int8 weights, and running W8A8; *kernel
- * (borrowed): "vnni", "avxvnni" or "scalar" (the int8 GEMM in use), or
+ * (borrowed): "vnni", "avxvnni", "avx2" or "scalar" (the int8 GEMM in use), or
  * NULL without W8A8; $EMB_ISA forces one (kern/kernels.h) */
 void emb_model_quant_stats(const emb_model *m, int *linear, int *w8,
                            int *a8, const char **kernel);

@@ -343,6 +343,32 @@ static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
 	return 0;
 }
 
+/* W (n,k) -> out->wp (fp32 panels, psize floats) or, with bf16 compute,
+ * out->wb (bf16 panels, kern/bkernels.h; wp NULL) */
+static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
+                       int k, size_t psize, emb_err *err)
+{
+	size_t nb = m->bf16 ? emb_bf16_pack_size(n, k) : 0;
+	float *wp;
+
+	out->wb = NULL;
+	if (m->bf16 && !nb)
+		return emb_err_set(err, "linear layer of %d x %d is too large", n, k);
+	if (!(wp = emb_model_alloc(m, m->bf16 ? (nb + 1) / 2 : psize, err)))
+		return -1;
+	if (m->bf16) {
+		// W (n,k) -> bf16 panels
+		emb_bf16_pack((uint16_t *)wp, w, n, k);
+		out->wb = (const uint16_t *)wp;
+		out->wp = NULL;
+		return 0;
+	}
+	// W (n,k) -> panels
+	emb_pack_weights(wp, w, n, k);
+	out->wp = wp;
+	return 0;
+}
+
 int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
                          const char *const *names, const char *const *bnames,
                          const int *outs, int in, emb_err *err)
@@ -350,7 +376,7 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	const emb_tensor *wt[8], *bt[8];
 	size_t total = 0, psize;
 	int any_i8 = 0;
-	float *w = NULL, *wp, *b = NULL;
+	float *w = NULL, *b = NULL;
 	int rc = -1;
 
 	if (nparts < 1 || nparts > 8)
@@ -380,12 +406,9 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 		if (bt[0] && to_f32(m, b, bt[0], err))
 			return -1;
 		if (linear_int8(out, m, NULL, (int)total, in, 0, err) ||
-		    !(wp = emb_model_alloc(m, psize, err)))
+		    linear_pack(out, m, wt[0]->data, (int)total, in, psize, err))
 			return -1;
-		// W (total,in) -> panels
-		emb_pack_weights(wp, wt[0]->data, (int)total, in);
 		drop_source(wt[0]);
-		out->wp = wp;
 		out->b = b;
 		out->in = in;
 		out->out = (int)total;
@@ -403,13 +426,10 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	}
 	if (linear_int8(out, m, w, (int)total, in, any_i8, err))
 		goto out;
-	if (!(wp = emb_model_alloc(m, psize, err)))
+	if (linear_pack(out, m, w, (int)total, in, psize, err))
 		goto out;
-	// W (total,in) -> panels
-	emb_pack_weights(wp, w, (int)total, in);
 	for (int i = 0; i < nparts; i++)
 		drop_source(wt[i]);
-	out->wp = wp;
 	out->b = b;
 	out->in = in;
 	out->out = (int)total;

@@ -122,7 +122,7 @@ enum {
 	K_HELP = 1000, K_VERSION, K_ERRORS, K_STRICT, K_MAXLINE, K_PROGRESS,
 	K_NOPROGRESS, K_RAW, K_B64, K_MODEL, K_MAXLEN, K_NOTRUNC, K_PROMPT,
 	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP, K_CHUNK, K_OVERLAP,
-	K_LATE,
+	K_LATE, K_COMPUTE,
 };
 
 static const struct copt {
@@ -150,6 +150,7 @@ static const struct copt {
 	{ { "chunk", 0, EMB_ARG_REQUIRED, K_CHUNK }, EMB_CLI_CHUNK },
 	{ { "overlap", 0, EMB_ARG_REQUIRED, K_OVERLAP }, EMB_CLI_CHUNK },
 	{ { "late", 0, EMB_ARG_NONE, K_LATE }, EMB_CLI_LATE },
+	{ { "compute", 0, EMB_ARG_REQUIRED, K_COMPUTE }, EMB_CLI_COMPUTE },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
 
@@ -254,6 +255,12 @@ static int common_option(emb_cli *c, int key, const char *arg)
 		*(key == K_CHUNK ? &c->chunk : &c->overlap) = v;
 		return 0;
 	case K_LATE: c->late = 1; return 0;
+	case K_COMPUTE:
+		if (strcmp(arg, "fp32") && strcmp(arg, "bf16"))
+			emb_cli_usage_error(c, "--compute: '%s' is not fp32 or bf16",
+			                    arg);
+		c->bf16 = !strcmp(arg, "bf16");
+		return 0;
 	}
 	return -1;
 }

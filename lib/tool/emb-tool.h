@@ -59,6 +59,7 @@ enum {
 	                            --prompt-name --no-prompt --tokens */
 	EMB_CLI_CHUNK = 1u << 4, /* --chunk W --overlap K (windows) */
 	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
+	EMB_CLI_COMPUTE = 1u << 6, /* --compute fp32|bf16 (linear layers) */
 };
 
 /*
@@ -116,6 +117,8 @@ typedef struct emb_cli {
 	/* --chunk W (0: absent), --overlap K (-1: absent), --late */
 	long long chunk, overlap;
 	int late;
+	/* --compute bf16: emb_model_opts.compute_bf16 */
+	int bf16;
 	/* windows (--chunk without --late): new at emb_cli_parse, bound to
 	 * the tokenizer by emb_text_tok_setup, freed by emb_cli_run */
 	emb_chunker *chunker;

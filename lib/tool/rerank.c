@@ -477,6 +477,7 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c->threads;
+	mo.compute_bf16 = cli->bf16;
 	if (emb_model_load(&c->m, dir, &mo, err) < 0)
 		return -1;
 	if (emb_model_head(c->m) != EMB_HEAD_CLASSIFIER)

@@ -53,6 +53,7 @@ fhdr="test/fuzz/fuzz.h test/fuzz/fuzz_tok.h"
 		kernels_avx512) flags="$KFL ${AVX512_CFLAGS:-}" ;;
 		kernels_i8_avx512) flags="$KFL ${VNNI_CFLAGS:-}" ;;
 		kernels_i8_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
+		kernels_bf16_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_i8) flags="$KFL" ;;
 		*) flags="$CFL -fsanitize=fuzzer-no-link" ;;
 		esac

@@ -607,7 +607,7 @@ Test(quant, model_paths_taken)
 	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
-	emb_model_opts o = { 1, 0, 0 };
+	emb_model_opts o = { .threads = 1 };
 	int lin, w8, a8;
 	const char *kern;
 	int32_t ids[5] = { 101, 2023, 2003, 1037, 102 };

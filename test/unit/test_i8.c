@@ -8,7 +8,7 @@
  * 2. The scalar GEMM is exact: its integer sums equal a plain triple loop
  *    over the unpacked operands, and extreme operands (u = 255,
  *    q = +-127, k = 4096) do not overflow.
- * 3. The VNNI (AVX-512) and AVX-VNNI GEMMs equal the scalar one bit for
+ * 3. The VNNI (AVX-512), AVX-VNNI and plain AVX2 GEMMs equal the scalar one bit for
  *    bit on every tile tail (m 1..13 and past a 96-row block, n across
  *    panel and 4-panel boundaries, k not a multiple of 4), with and
  *    without bias, with strides wider than the matrices, starting at a
@@ -168,6 +168,13 @@ Test(i8, tables_pair_gemm_and_quantizer)
 		             emb_gemm_i8_avxvnni());
 	if (emb_kernels_get("vnni"))
 		cr_assert_eq(emb_kernels_get("vnni")->gemm_i8, emb_gemm_i8_vnni());
+	/* no int8 table of a SIMD build falls back to the scalar GEMM */
+	if (emb_kernels_get("avx2")) {
+		cr_assert_eq(emb_kernels_get("avx2")->gemm_i8, emb_gemm_i8_avx2());
+		cr_assert_str_eq(emb_kernels_get("avx2")->i8_name, "avx2");
+	}
+	if (emb_kernels_get("avx512"))
+		cr_assert_eq(emb_kernels_get("avx512")->gemm_i8, emb_gemm_i8_avx2());
 }
 
 Test(i8, quantize_rows_avx2_equals_scalar)
@@ -337,6 +344,28 @@ Test(i8, vnni_equals_scalar)
 	check_kernel(f, "vnni");
 }
 
+/* the plain AVX2 kernel (16-bit products): the extreme operands of
+ * check_kernel's last problem (u 255, q +-127) are where vpmaddubsw
+ * would saturate */
+Test(i8, avx2_equals_scalar)
+{
+	emb_gemm_i8_fn f = emb_gemm_i8_avx2();
+	prob p;
+
+	if (!f)
+		cr_skip_test("no AVX2 int8 kernel in this build or CPU");
+	check_kernel(f, "avx2");
+	/* every row tail (1..3 rows past a 3-row tile) at odd k */
+	prob_make(&p, 9, 37, 23, 0);
+	for (int m = 1; m <= 9; m++)
+		check_same(f, &p, m, 37, 0, m % 2, "avx2 odd");
+	prob_free(&p);
+	prob_make(&p, 5, 19, 1001, 1);
+	check_same(f, &p, 5, 19, 0, 1, "avx2 extreme");
+	check_same(f, &p, 4, 3, 1, 0, "avx2 extreme panel 1");
+	prob_free(&p);
+}
+
 Test(i8, avxvnni_equals_scalar)
 {
 	emb_gemm_i8_fn f = emb_gemm_i8_avxvnni();
@@ -386,7 +415,7 @@ Test(i8, linear_act_fused_equals_two_passes)
 	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
-	emb_model_opts o = { 2, 1, 1 };
+	emb_model_opts o = { .threads = 2, .weights_int8 = 1, .act_int8 = 1 };
 	emb_linear L;
 	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
 	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };

@@ -1,0 +1,81 @@
+/*
+ * bkernels.h - bf16 compute: the GEMM of linear layers with bfloat16
+ * weights and activations and fp32 accumulation (kernels_bf16.c: the
+ * rounding, the packing and the scalar oracle; kernels_bf16_avx2.c: AVX2
+ * + FMA; kernels_bf16_avx512.c: AVX-512 BF16, vdpbf16ps).  kernels.h's
+ * table holds the one to use.
+ *
+ * Rounding fp32 -> bf16 (emb_f32_to_bf16) is the one vcvtne2ps2bf16
+ * does: round to nearest even, NaN -> quiet NaN, zero and subnormal ->
+ * signed zero.  Weights are rounded once at load, activations inside
+ * the GEMM (each kernel rounds its rows of x itself, the same way).
+ *
+ * Packed weights: W (N,K) as ceil(N/16) panels of 16 output columns and
+ * k2 = K rounded up to even; panel p, pair g holds for c = 0..15 the two
+ * bf16 values W[16p+c][2g], W[16p+c][2g+1] (zero past N and K): 64
+ * bytes, one vdpbf16ps operand.
+ *
+ *   y[i][j] = acc + b[j],  acc = 0, then for g = 0 .. k2/2 - 1:
+ *       acc += X[i][2g+1] * W[j][2g+1];  acc += X[i][2g] * W[j][2g]
+ *
+ * with X the bf16-rounded activations (zero past K), each += one fp32
+ * rounding (the order of vdpbf16ps).  A product of two bf16 values has
+ * at most 16 significant bits, so it is exact in fp32 and a fused
+ * multiply-add equals a multiply then an add: the scalar, AVX2 and
+ * AVX-512 BF16 kernels give the same bits, except where a product or
+ * partial sum is below 2^-126 in magnitude (vdpbf16ps flushes those to
+ * zero; the others keep subnormals).
+ */
+#ifndef EMB_BKERNELS_H
+#define EMB_BKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* fp32 -> bf16 bits (see above) */
+static inline uint16_t emb_f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);
+	if (!(u & 0x7f800000u))
+		return (uint16_t)((u >> 16) & 0x8000);
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+/* bf16 bits -> fp32 (exact) */
+static inline float emb_bf16_to_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* uint16 elements of the packed form of W (n,k); 0 on overflow */
+size_t emb_bf16_pack_size(int n, int k);
+/* W (n,k) fp32 row-major -> wb (emb_bf16_pack_size(n,k) elements) */
+void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k);
+
+/*
+ * y (m,n) = X (m,k) @ W (n,k)^T + b (n), the formula above; wb: W packed,
+ * starting at a panel boundary; b may be NULL; ldy, ldx: row strides.
+ * x is fp32 (rounded to bf16 inside).  Kernels do not allocate.
+ */
+typedef void (*emb_gemm_bf16_fn)(float *y, int ldy, const float *x, int ldx,
+                                 const uint16_t *wb, const float *b, int m,
+                                 int n, int k);
+
+void emb_gemm_bf16_scalar(float *y, int ldy, const float *x, int ldx,
+                          const uint16_t *wb, const float *b, int m, int n,
+                          int k);
+/* the AVX2 + FMA kernel when this build and CPU have it, else NULL */
+emb_gemm_bf16_fn emb_gemm_bf16_avx2(void);
+/* the AVX-512 BF16 (vdpbf16ps) kernel when this build and CPU have it */
+emb_gemm_bf16_fn emb_gemm_bf16_avx512(void);
+
+#endif /* EMB_BKERNELS_H */

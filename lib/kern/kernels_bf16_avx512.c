@@ -1,0 +1,160 @@
+/*
+ * kernels_bf16_avx512.c - the bf16 GEMM of bkernels.h with AVX-512 BF16
+ * (vdpbf16ps: per fp32 lane, the two products of a bf16 pair added in
+ * turn, odd element first), built with a function target attribute
+ * (avx512bf16: GCC 10+, clang 9+) so that it needs no flags of its own
+ * from configure; only run when cpuid says the CPU has AVX512_BF16
+ * (base/cpu.c).  The structure is kernels_bf16_avx2.c's: blocks of MC
+ * rows, k in blocks of KB with the block's activations rounded once into
+ * bf16 pairs (the same integer rounding as emb_f32_to_bf16), tiles of 8
+ * rows x 16 columns (one zmm accumulator per row), partial sums waiting
+ * in y.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include "base/cpu.h"
+#include "kern/bkernels.h"
+
+#if defined(EMB_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__)) && \
+    ((defined(__clang__) && __clang_major__ >= 9) || \
+     (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10))
+#include <immintrin.h>
+
+#define BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define INL static inline __attribute__((always_inline))
+#define MR 8            /* rows per tile */
+#define KB 256          /* k per block (even) */
+#define MC 48           /* rows per block (the rounded block: 24 KiB) */
+
+/* x[0..n) -> r[0..KB/2): bf16 pairs (even element low), 0 past n */
+BF16 INL void round_block(uint32_t *r, const float *x, int n)
+{
+	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+	const __m512i inf = _mm512_set1_epi32(0x7f800000);
+	const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+	const __m512i bias = _mm512_set1_epi32(0x7fff);
+	const __m512i one = _mm512_set1_epi32(1);
+	const __m512i quiet = _mm512_set1_epi32(0x00400000);
+	uint16_t *h = (uint16_t *)r;
+	int i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512i u = _mm512_loadu_si512((const void *)(x + i));
+		__mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+		__mmask16 den = _mm512_testn_epi32_mask(u, inf);
+		__m512i v = _mm512_add_epi32(u, _mm512_add_epi32(bias,
+			_mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
+		v = _mm512_mask_mov_epi32(v, nan, _mm512_or_si512(u, quiet));
+		v = _mm512_mask_mov_epi32(v, den, _mm512_and_si512(u, sign));
+		_mm256_storeu_si256((__m256i *)(h + i),
+		                    _mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+	}
+	for (; i < n; i++)
+		h[i] = emb_f32_to_bf16(x[i]);
+	for (; i < KB; i++)
+		h[i] = 0;
+}
+
+/* one tile: rows [0,mr) x one panel, np pairs (see kernels_bf16_avx2.c);
+ * the accumulators are named variables so that GCC keeps them in
+ * registers; mr is a constant after inlining */
+#define LD(r) do { if (mr > r) \
+	a##r = first ? _mm512_setzero_ps() : \
+	               _mm512_loadu_ps(part + (size_t)r * ldp); } while (0)
+#define DP(r) do { if (mr > r) { \
+	__m512i xb = _mm512_set1_epi32((int)xr[(size_t)r * (KB / 2) + g]); \
+	a##r = _mm512_dpbf16_ps(a##r, (__m512bh)xb, (__m512bh)wv); } } while (0)
+#define ST(r) do { if (mr > r) { \
+	if (!last) \
+		_mm512_storeu_ps(part + (size_t)r * ldp, a##r); \
+	else \
+		_mm512_mask_storeu_ps(y + (size_t)r * ldy, mk, b ? \
+			_mm512_add_ps(a##r, _mm512_maskz_loadu_ps(mk, b)) : a##r); \
+	} } while (0)
+
+BF16 INL void tile(float *y, int ldy, float *part, int ldp, const uint32_t *xr,
+                   const uint16_t *w, const float *b, int np, int mr,
+                   int first, int last, int nc)
+{
+	__m512 a0, a1, a2, a3, a4, a5, a6, a7;
+	__mmask16 mk = (__mmask16)((1u << nc) - 1);
+
+	a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = _mm512_setzero_ps();
+	LD(0); LD(1); LD(2); LD(3); LD(4); LD(5); LD(6); LD(7);
+	for (int g = 0; g < np; g++) {
+		__m512i wv = _mm512_loadu_si512((const void *)(w + 32 * (size_t)g));
+		DP(0); DP(1); DP(2); DP(3); DP(4); DP(5); DP(6); DP(7);
+	}
+	ST(0); ST(1); ST(2); ST(3); ST(4); ST(5); ST(6); ST(7);
+}
+#undef LD
+#undef DP
+#undef ST
+
+#define TILE(R) tile(yp + (size_t)r * ldy, ldy, part + (size_t)r * ldp, ldp, \
+	xr + (size_t)r * (KB / 2), w, bp, kl / 2, R, first, last, nc)
+
+// X (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16
+BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
+                                  const uint16_t *wb, const float *b, int m,
+                                  int n, int k)
+{
+	int k2 = (k + 1) / 2 * 2, npan = (n + 15) / 16;
+	int tn = n - 16 * (npan - 1);
+	uint32_t xr[MC * KB / 2];
+	float tail[MC * 16];
+
+	/* as kernels_bf16_avx2.c: blocks of MC rows, k blocks of KB rounded
+	 * once, each panel's weights over every row tile */
+	for (int i0 = 0; i0 < m; i0 += MC) {
+		int mc = m - i0 < MC ? m - i0 : MC;
+		float *yb = y + (size_t)i0 * ldy;
+		for (int k0 = 0; k0 < k2; k0 += KB) {
+			int kl = k2 - k0 < KB ? k2 - k0 : KB;
+			int kx = k - k0 < kl ? k - k0 : kl;
+			int first = k0 == 0, last = k0 + KB >= k2;
+			for (int r = 0; r < mc; r++)
+				round_block(xr + (size_t)r * (KB / 2),
+				            x + (size_t)(i0 + r) * ldx + k0, kx);
+			for (int p = 0; p < npan; p++) {
+				const uint16_t *w = wb + (size_t)p * 16 * k2 +
+				                    (size_t)k0 * 16;
+				int nc = p == npan - 1 ? tn : 16;
+				float *yp = yb + 16 * p, *part = yp;
+				int ldp = ldy, r = 0;
+				const float *bp = b ? b + 16 * p : NULL;
+				if (nc < 16) {
+					part = tail;
+					ldp = 16;
+				}
+				for (; r + MR <= mc; r += MR)
+					TILE(MR);
+				switch (mc - r) {
+				case 7: TILE(7); break;
+				case 6: TILE(6); break;
+				case 5: TILE(5); break;
+				case 4: TILE(4); break;
+				case 3: TILE(3); break;
+				case 2: TILE(2); break;
+				case 1: TILE(1); break;
+				default: break;
+				}
+			}
+		}
+	}
+}
+#undef TILE
+
+emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
+{
+	unsigned f = emb_cpu_features();
+
+	return (f & EMB_CPU_AVX512) && (f & EMB_CPU_AVX512BF16) ?
+	       gemm_bf16_avx512 : NULL;
+}
+#else
+emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
+{
+	return NULL;
+}
+#endif

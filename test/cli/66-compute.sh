@@ -1,0 +1,38 @@
+# 66-compute.sh - bf16 compute (--compute bf16) on minilm-l6: the option
+# (a bad value and bf16 with int8 activations are usage errors, exit 2),
+# the path is taken (output differs from fp32) and stays within cosine
+# 0.9999 of the fp32 goldens, results do not depend on threads or
+# batching, and the portable kernels (EMB_ISA=scalar) run it as well.
+# That every bf16 GEMM gives the scalar one's bits is in the unit tests
+# (test_bf16.c); the other families: test/parity.yaml.
+T=$(t_tmpdir 66-compute)
+F=$(t_fixture minilm-l6)
+G="$D/fixtures/minilm-l6/golden.jsonl"
+C="$D/corpus/texts.jsonl"
+head -60 "$C" > "$T/c60"
+head -60 "$G" > "$T/g60"
+
+emb-encode -m "$F" --compute fp64 < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "--compute fp64: exit 2" "$s" 2
+t_grep "... names the value" "'fp64' is not fp32 or bf16" "$T/err"
+emb-encode -m "$F" --compute bf16 --weights int8 --act int8 < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "--compute bf16 with --act int8: exit 2" "$s" 2
+t_grep "... says why" "exclude each other" "$T/err"
+emb-rerank -m "$F" --compute half < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "emb-rerank --compute half: exit 2" "$s" 2
+
+emb-encode -m "$F" -j 2 --pool "$T/c60" > "$T/fp32"
+emb-encode -m "$F" -j 2 --pool --compute fp32 "$T/c60" > "$T/fp32b"
+t_ok "--compute fp32 is the default" cmp -s "$T/fp32" "$T/fp32b"
+emb-encode -m "$F" -j 2 --pool --compute bf16 "$T/c60" > "$T/bf16"; s=$?
+t_eq "--compute bf16: exit 0" "$s" 0
+t_lines "... one vector per record" 60 "$T/bf16"
+if cmp -s "$T/fp32" "$T/bf16"; then t_fail "bf16 output differs from fp32 (the bf16 GEMM is used)"; else t_pass "bf16 output differs from fp32 (the bf16 GEMM is used)"; fi
+t_ok "bf16: cosine to the fp32 goldens >= 0.9999" \
+	emb-validate --quiet --atol 1 --min-cos 0.9999 --field embedding "$T/g60" "$T/bf16"
+emb-encode -m "$F" -j 1 --batch-tokens 1 --pool --compute bf16 "$T/c60" > "$T/bf16-1"
+t_ok "bf16: one thread, one record a pass == batched, 2 threads" cmp -s "$T/bf16" "$T/bf16-1"
+EMB_ISA=scalar emb-encode -m "$F" -j 2 --pool --compute bf16 "$T/c60" > "$T/bf16-scalar" 2> "$T/err"; s=$?
+t_eq "EMB_ISA=scalar (portable bf16 GEMM): exit 0" "$s$(cat "$T/err")" 0
+t_ok "... cosine to the fp32 goldens >= 0.9999" \
+	emb-validate --quiet --atol 1 --min-cos 0.9999 --field embedding "$T/g60" "$T/bf16-scalar"

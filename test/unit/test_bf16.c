@@ -1,0 +1,336 @@
+/*
+ * test_bf16.c - the bf16 compute kernels of bkernels.h.
+ *
+ * 1. The rounding emb_f32_to_bf16: nearest even (ties both ways), NaN
+ *    stays a (quiet) NaN, subnormals and zeros become signed zero, huge
+ *    values round to infinity; bf16 -> fp32 -> bf16 is the identity.
+ * 2. The packing: every element lands where bkernels.h says, zero past
+ *    n and k.
+ * 3. The scalar GEMM is the documented formula: equal, bit for bit, to a
+ *    plain loop over the unpacked, rounded operands in the documented
+ *    order, and within bf16 rounding of the fp32 product.
+ * 4. The AVX2 and AVX-512 BF16 GEMMs equal the scalar one bit for bit on
+ *    every tile tail (m around the 4- and 8-row tiles), n across panel
+ *    boundaries, k odd, even and across the 256-k blocks, with and
+ *    without bias, wider strides, a panel offset, and write nothing
+ *    outside y's block.  Skipped where the CPU lacks them (the AVX-512
+ *    BF16 one needs avx512_bf16).
+ * 5. Every kernel table has a bf16 GEMM and its name.
+ * 6. A model loaded with compute_bf16 (splade-tiny, 2 threads) packs its
+ *    linear layers as bf16 only, and emb_linear_act_fwd (column groups,
+ *    row blocks, fused gelu / gelu_tanh / relu, a wide output stride)
+ *    gives bit for bit the scalar bf16 GEMM over whole rows followed by
+ *    the table's activation; bf16 with int8 activations is refused.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kern/kernels.h"
+#include "nn/nn-internal.h"
+#include "testutil.h"
+
+static uint32_t rng = 777;
+
+static float frand(void)        /* [-1, 1) */
+{
+	rng = rng * 1664525u + 1013904223u;
+	return (float)(rng >> 8) / 8388608.0f - 1.0f;
+}
+
+static uint16_t bits_bf(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return emb_f32_to_bf16(f);
+}
+
+Test(bf16, rounding)
+{
+	cr_expect_eq(bits_bf(0x3f800000u), 0x3f80);       /* 1.0 */
+	cr_expect_eq(bits_bf(0x3f808000u), 0x3f80);       /* tie, to even */
+	cr_expect_eq(bits_bf(0x3f818000u), 0x3f82);       /* tie, to even */
+	cr_expect_eq(bits_bf(0x3f808001u), 0x3f81);       /* above the tie */
+	cr_expect_eq(bits_bf(0x3f807fffu), 0x3f80);       /* below */
+	cr_expect_eq(bits_bf(0xbf818000u), 0xbf82);       /* negative */
+	cr_expect_eq(bits_bf(0x7f800000u), 0x7f80);       /* +inf */
+	cr_expect_eq(bits_bf(0xff800000u), 0xff80);       /* -inf */
+	cr_expect_eq(bits_bf(0x7f7fffffu), 0x7f80);       /* FLT_MAX -> inf */
+	cr_expect_eq(bits_bf(0x7f800001u), 0x7fc0);       /* sNaN -> qNaN */
+	cr_expect_eq(bits_bf(0xffc00000u), 0xffc0);
+	cr_expect_eq(bits_bf(0x00000001u), 0x0000);       /* subnormal -> 0 */
+	cr_expect_eq(bits_bf(0x807fffffu), 0x8000);       /* -subnormal -> -0 */
+	cr_expect_eq(bits_bf(0x80000000u), 0x8000);
+	cr_expect_eq(bits_bf(0x00800000u), 0x0080);       /* FLT_MIN kept */
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		uint16_t v = (uint16_t)h;
+		int nan = (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+		int sub = !(h & 0x7f80) && (h & 0x7f);
+		if (nan || sub)
+			continue;
+		cr_assert_eq(emb_f32_to_bf16(emb_bf16_to_f32(v)), v, "%04x", h);
+	}
+}
+
+Test(bf16, packing)
+{
+	int n = 19, k = 7, k2 = 8;
+	float w[19 * 7];
+	uint16_t *wb = malloc(emb_bf16_pack_size(n, k) * 2);
+
+	cr_assert_eq(emb_bf16_pack_size(n, k), (size_t)2 * 16 * k2);
+	cr_assert_eq(emb_bf16_pack_size(0, k), 0);
+	for (int i = 0; i < n * k; i++)
+		w[i] = (float)(i + 1);
+	emb_bf16_pack(wb, w, n, k);
+	for (int p = 0; p < 2; p++)
+		for (int g = 0; g < k2 / 2; g++)
+			for (int c = 0; c < 16; c++)
+				for (int t = 0; t < 2; t++) {
+					int j = 16 * p + c, kk = 2 * g + t;
+					float want = j < n && kk < k ? w[j * k + kk] : 0.0f;
+					float got = emb_bf16_to_f32(wb[(size_t)p * 16 * k2 +
+					                               (size_t)g * 32 + 2 * c + t]);
+					cr_assert_eq(got, want, "p %d g %d c %d t %d", p, g, c, t);
+				}
+	free(wb);
+}
+
+typedef struct prob {
+	int m, n, k, ldx;
+	float *x, *w, *b;
+	uint16_t *wb;
+} prob;
+
+static void prob_make(prob *p, int m, int n, int k)
+{
+	p->m = m;
+	p->n = n;
+	p->k = k;
+	p->ldx = k + 5;
+	p->x = malloc((size_t)m * p->ldx * 4);
+	p->w = malloc((size_t)n * k * 4);
+	p->b = malloc((size_t)n * 4);
+	p->wb = malloc(emb_bf16_pack_size(n, k) * 2);
+	for (int i = 0; i < m * p->ldx; i++)
+		p->x[i] = frand() * 4;
+	for (int i = 0; i < n * k; i++)
+		p->w[i] = frand() * 0.1f;
+	for (int j = 0; j < n; j++)
+		p->b[j] = frand();
+	emb_bf16_pack(p->wb, p->w, n, k);
+}
+
+static void prob_free(prob *p)
+{
+	free(p->x);
+	free(p->w);
+	free(p->b);
+	free(p->wb);
+}
+
+static float rb(float v)
+{
+	return emb_bf16_to_f32(emb_f32_to_bf16(v));
+}
+
+Test(bf16, scalar_is_the_formula)
+{
+	int shapes[][3] = { { 1, 1, 1 }, { 3, 17, 5 }, { 5, 33, 64 }, { 2, 16, 257 } };
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		prob p;
+		prob_make(&p, shapes[s][0], shapes[s][1], shapes[s][2]);
+		float *y = malloc((size_t)p.m * p.n * 4);
+		emb_gemm_bf16_scalar(y, p.n, p.x, p.ldx, p.wb, p.b, p.m, p.n, p.k);
+		for (int i = 0; i < p.m; i++)
+			for (int j = 0; j < p.n; j++) {
+				float acc = 0;
+				double ref = 0, mag = 0;
+				for (int g = 0; g < (p.k + 1) / 2; g++) {
+					int k1 = 2 * g + 1, k0 = 2 * g;
+					float x1 = k1 < p.k ? rb(p.x[i * p.ldx + k1]) : 0;
+					float w1 = k1 < p.k ? rb(p.w[j * p.k + k1]) : 0;
+					float x0 = rb(p.x[i * p.ldx + k0]);
+					float w0 = rb(p.w[j * p.k + k0]);
+					acc = acc + x1 * w1;
+					acc = acc + x0 * w0;
+				}
+				acc = acc + p.b[j];
+				cr_assert_eq(memcmp(&acc, &y[i * p.n + j], 4), 0,
+				             "%dx%dx%d [%d,%d]: %g vs %g", p.m, p.n, p.k, i,
+				             j, acc, y[i * p.n + j]);
+				for (int kk = 0; kk < p.k; kk++) {
+					ref += (double)p.x[i * p.ldx + kk] * p.w[j * p.k + kk];
+					mag += fabs((double)p.x[i * p.ldx + kk] * p.w[j * p.k + kk]);
+				}
+				ref += p.b[j];
+				/* two roundings of 2^-9 relative each, per product */
+				cr_assert(fabs(y[i * p.n + j] - ref) <= mag * 8e-3 + 1e-6,
+				          "[%d,%d] %g vs fp32 %g", i, j, y[i * p.n + j], ref);
+			}
+		free(y);
+		prob_free(&p);
+	}
+}
+
+/* kernel f == scalar, bit for bit, over (m, n) from panel p0 */
+static void check_same(emb_gemm_bf16_fn f, const prob *p, int m, int n,
+                       int p0, int bias, const char *what)
+{
+	int ldy = n + 13, guard = 16, k2 = (p->k + 1) / 2 * 2;
+	size_t sz = (size_t)m * ldy + 2 * guard;
+	float *y1 = malloc(sz * 4), *y2 = malloc(sz * 4);
+	const float *b = bias ? p->b + 16 * p0 : NULL;
+	const uint16_t *w = p->wb + (size_t)16 * p0 * k2;
+	long bad = -1, out = -1;
+
+	for (size_t i = 0; i < sz; i++)
+		y1[i] = y2[i] = -7.5f;
+	emb_gemm_bf16_scalar(y1 + guard, ldy, p->x, p->ldx, w, b, m, n, p->k);
+	f(y2 + guard, ldy, p->x, p->ldx, w, b, m, n, p->k);
+	for (size_t i = 0; i < sz; i++) {
+		size_t o = i - guard;
+		int inside = i >= (size_t)guard && o < (size_t)m * ldy &&
+		             (int)(o % ldy) < n;
+		if (inside && bad < 0 && memcmp(&y1[i], &y2[i], 4))
+			bad = (long)o;
+		if (!inside && out < 0 && y2[i] != -7.5f)
+			out = (long)i;
+	}
+	cr_expect(bad < 0, "%s %dx%dx%d (panel %d, bias %d) [%ld,%ld]: %g vs %g",
+	          what, m, n, p->k, p0, bias, bad / ldy, bad % ldy,
+	          bad < 0 ? 0 : y1[guard + bad], bad < 0 ? 0 : y2[guard + bad]);
+	cr_expect(out < 0, "%s %dx%d: wrote outside y at %ld", what, m, n, out);
+	free(y1);
+	free(y2);
+}
+
+static void check_kernel(emb_gemm_bf16_fn f, const char *what)
+{
+	int ms[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13, 17 };
+	int ns[] = { 1, 15, 16, 17, 33, 64, 130 };
+	int ks[] = { 1, 2, 3, 64, 255, 256, 257, 600 };
+	prob p;
+
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		prob_make(&p, 17, 130, ks[a]);
+		for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+			for (size_t r = 0; r < sizeof(ms) / sizeof(ms[0]); r++)
+				check_same(f, &p, ms[r], ns[c], 0, (int)(r + c) % 2, what);
+		check_same(f, &p, 13, 130 - 16, 1, 1, what);
+		check_same(f, &p, 6, 130 - 48, 3, 0, what);
+		prob_free(&p);
+	}
+	/* special values in x: NaN, infinities, subnormals, exact zeros */
+	prob_make(&p, 5, 20, 40);
+	p.x[3] = NAN;
+	p.x[p.ldx + 1] = INFINITY;
+	p.x[2 * p.ldx + 7] = 1e-40f;
+	p.x[3 * p.ldx + 2] = -0.0f;
+	for (int kk = 0; kk < 40; kk++)
+		p.x[4 * p.ldx + kk] = 0.0f;
+	check_same(f, &p, 5, 20, 0, 1, what);
+	prob_free(&p);
+}
+
+Test(bf16, avx2_equals_scalar)
+{
+	emb_gemm_bf16_fn f = emb_gemm_bf16_avx2();
+
+	if (!f)
+		cr_skip_test("no AVX2 bf16 kernel in this build or CPU");
+	check_kernel(f, "avx2");
+}
+
+Test(bf16, avx512bf16_equals_scalar)
+{
+	emb_gemm_bf16_fn f = emb_gemm_bf16_avx512();
+
+	if (!f)
+		cr_skip_test("no AVX-512 BF16 kernel in this build or CPU "
+		             "(needs avx512_bf16)");
+	check_kernel(f, "avx512bf16");
+}
+
+Test(bf16, tables_have_a_bf16_gemm)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni" };
+	const emb_kernels *s = emb_kernels_get("scalar");
+
+	cr_assert(s);
+	cr_assert_eq(s->gemm_bf16, emb_gemm_bf16_scalar);
+	cr_assert_str_eq(s->bf16_name, "scalar");
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		if (!k)
+			continue;
+		cr_assert(k->gemm_bf16 && k->bf16_name, "%s", isas[i]);
+		if (!strcmp(isas[i], "avx2"))
+			cr_assert_str_eq(k->bf16_name, "avx2");
+	}
+	if (emb_gemm_bf16_avx512() && emb_kernels_get("avx512"))
+		cr_assert_str_eq(emb_kernels_get("avx512")->bf16_name, "avx512bf16");
+}
+
+Test(bf16, model_linear_layers)
+{
+	char *dir = tu_fixture("splade-tiny");
+	emb_model *m;
+	emb_err err = { "" };
+	emb_model_opts o = { 0 };
+	emb_linear L;
+	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
+	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };
+	int outs[1] = { 512 }, H = 128, I = 512, ldy = 512 + 24;
+	int acts[4] = { EMB_ACT_NONE, EMB_ACT_GELU, EMB_ACT_GELU_TANH,
+	                EMB_ACT_RELU };
+	int nrows[3] = { 3, 96, 203 };
+	float *x = malloc((size_t)203 * H * 4);
+	float *y1 = malloc((size_t)203 * ldy * 4), *y2 = malloc((size_t)203 * ldy * 4);
+
+	o.threads = 2;
+	o.compute_bf16 = 1;
+	o.act_int8 = 1;
+	o.weights_int8 = 1;
+	cr_assert_neq(emb_model_load(&m, dir, &o, &err), 0);
+	cr_assert(strstr(err.msg, "bf16"), "%s", err.msg);
+	o.act_int8 = 0;
+	o.weights_int8 = 0;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, &err), 0,
+	             "%s", err.msg);
+	cr_assert(L.wb && !L.wp && !L.wq, "bf16 panels only");
+	for (int i = 0; i < 203 * H; i++)
+		x[i] = frand() * 2;
+	for (int a = 0; a < 4; a++)
+		for (int r = 0; r < 3; r++) {
+			int rows = nrows[r];
+			long bad = -1;
+			for (int i = 0; i < 203 * ldy; i++)
+				y1[i] = y2[i] = 1.5f;
+			emb_linear_act_fwd(m, y1, ldy, x, H, rows, &L, acts[a]);
+			emb_gemm_bf16_scalar(y2, ldy, x, H, L.wb, L.b, rows, I, H);
+			for (int i = 0; i < rows; i++) {
+				float *row = y2 + (size_t)i * ldy;
+				if (acts[a] == EMB_ACT_GELU)
+					m->k->gelu(row, I);
+				else if (acts[a] == EMB_ACT_GELU_TANH)
+					m->k->gelu_tanh(row, I);
+				else if (acts[a] == EMB_ACT_RELU)
+					m->k->relu(row, I);
+			}
+			for (long i = 0; i < 203L * ldy && bad < 0; i++)
+				if (memcmp(&y1[i], &y2[i], 4))
+					bad = i;
+			cr_expect(bad < 0, "act %d, %d rows: [%ld,%ld] %g vs %g", acts[a],
+			          rows, bad / ldy, bad % ldy, bad < 0 ? 0 : y1[bad],
+			          bad < 0 ? 0 : y2[bad]);
+		}
+	emb_model_free(m);
+	free(x); free(y1); free(y2);
+	free(dir);
+}
