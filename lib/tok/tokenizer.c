@@ -711,6 +711,80 @@ static void trim_offsets(const emb_tokenizer *tok, tk_toks *t, size_t n,
 	}
 }
 
+/* one sequence: ENC takes the first N tokens of T (their id and offset
+ * arrays, moved up for the specials of the template TPL, or none), so
+ * that a long text's tokens are not held twice.  0: done; 1: the
+ * template holds A more than once (copy instead); -1: out of memory */
+static int enc_take(emb_encoding *enc, tk_toks *t, size_t n,
+                    const tk_tpl_item *tpl, size_t ntpl)
+{
+	size_t pre = 0, post = 0, total, k, i, j, seqs = 0;
+	int32_t a_type = 0, *p, *type;
+	uint8_t *sp;
+
+	for (k = 0; k < ntpl; k++) {
+		if (tpl[k].seq >= 0) {
+			seqs++;
+			a_type = tpl[k].type_id;
+		} else if (seqs) {
+			post += tpl[k].n;
+		} else {
+			pre += tpl[k].n;
+		}
+	}
+	if (ntpl && seqs != 1)
+		return 1;
+	total = pre + n + post;
+	free(t->ws);
+	t->ws = NULL;
+	t->cap = 0;     /* (no push after this) */
+	if (!(p = realloc(t->id, (total + 1) * sizeof(*p))))
+		return -1;
+	t->id = p;
+	memmove(p + pre, p, n * sizeof(*p));
+	if (!(p = realloc(t->off, 2 * (total + 1) * sizeof(*p))))
+		return -1;
+	t->off = p;
+	memmove(p + 2 * pre, p, 2 * n * sizeof(*p));
+	type = malloc((total + 1) * sizeof(*type));
+	sp = malloc(total + 1);
+	if (!type || !sp) {
+		free(type);
+		free(sp);
+		return -1;
+	}
+	for (i = pre; i < pre + n; i++) {
+		type[i] = a_type;
+		sp[i] = 0;
+	}
+	for (k = 0, j = 0; k < ntpl; k++) {
+		const tk_tpl_item *it = &tpl[k];
+		if (it->seq >= 0) {
+			j = pre + n;
+			continue;
+		}
+		for (i = 0; i < it->n; i++, j++) {
+			t->id[j] = it->ids[i];
+			t->off[2 * j] = t->off[2 * j + 1] = -1;
+			type[j] = it->type_id;
+			sp[j] = 1;
+		}
+	}
+	free(enc->ids);
+	free(enc->type_ids);
+	free(enc->offsets);
+	free(enc->special);
+	enc->ids = t->id;
+	enc->offsets = t->off;
+	enc->type_ids = type;
+	enc->special = sp;
+	enc->len = total;
+	enc->cap = total + 1;
+	t->id = t->off = NULL;
+	t->n = 0;
+	return 0;
+}
+
 int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
                  const char *text, size_t len,
                  const char *pair, size_t pair_len,
@@ -774,6 +848,18 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 		trim_offsets(tok, &w.seq[0], n[0], &w);
 		if (npair)
 			trim_offsets(tok, &w.seq[1], n[1], &w);
+	}
+	if (!npair) {
+		int r = enc_take(enc, &w.seq[0], n[0], specials ? tpl : NULL,
+		                 specials ? ntpl : 0);
+		if (r < 0) {
+			emb_err_set(err, "out of memory");
+			goto out;
+		}
+		if (r == 0) {
+			rc = 0;
+			goto out;
+		}
 	}
 	if (enc_reserve(enc, n[0] + n[1] + nspec + 1) < 0) {
 		emb_err_set(err, "out of memory");

@@ -7,6 +7,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -706,6 +709,14 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	if (!b.s || !b.good)
 		emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 	emb_buf_init(&out);
+#ifdef M_MMAP_THRESHOLD
+	/* blocks of 1 MiB and more (a long record's text, tokens, output)
+	 * mapped on their own, so that growing one does not copy it within
+	 * the heap and freeing it gives the memory back; glibc would raise
+	 * this threshold to the largest block freed so far, and a long
+	 * record would then cost several times its size */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	catch_signals();
 	c->t0 = now();
 	c->t_last = c->t0 - PLAIN_EVERY; /* the first status comes at once */
@@ -772,6 +783,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				r->bad = 1;
 			} else {
 				r->parsed = 1;
+				if (!c->chunker)
+					emb_reader_shrink(rd);
 				if (ops->prepare(ctx, r, &r->err) < 0)
 					r->bad = 1;
 			}
