@@ -1440,18 +1440,21 @@ static int post_check(const emb_tokenizer *t, const char *file, emb_err *err)
 	return 0;
 }
 
-static int load_json(emb_tokenizer *t, const char *path, emb_err *err)
+/* the largest tokenizer.json read (Gemma 3's is 33 MB) */
+#define TOKENIZER_JSON_MAX ((size_t)1 << 30)
+
+/* DIR: the model directory PATH must stay in (io/file.h), or NULL for
+ * a file the user named.  Messages name the file, line and column, and
+ * never quote its bytes (emb_json_file_load). */
+static int load_json(emb_tokenizer *t, const char *dir, const char *path,
+                     emb_err *err)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *v;
+	json_t *root = emb_json_file_load(dir, path, TOKENIZER_JSON_MAX, 0, err);
+	json_t *v;
 	int rc = -1;
 
-	if (!root) {
-		if (je.line <= 0)
-			return emb_err_set(err, "%s: %s", path, je.text);
-		return emb_err_set(err, "%s: invalid JSON at line %d: %s", path,
-		                   je.line, je.text);
-	}
+	if (!root)
+		return -1;
 	if (!json_is_object(root)) {
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
@@ -1627,23 +1630,22 @@ static const char *cfg_token(const json_t *cfg, const json_t *map,
 	return def;
 }
 
-static json_t *load_opt_json(const char *path, int *bad, emb_err *err)
+/* DIR/NAME's JSON object (DIR: as load_json), NULL when absent (*bad
+ * 0) or bad (*bad 1, err set) */
+static json_t *load_opt_json(const char *dir, const char *path, int *bad,
+                             emb_err *err)
 {
-	json_error_t je;
 	json_t *j;
-	struct stat st;
 
 	*bad = 0;
-	if (stat(path, &st) < 0)
+	j = emb_json_file_load(dir, path, (size_t)16 << 20, 0, err);
+	if (!j) {
+		*bad = errno != ENOENT;
 		return NULL;
-	j = json_load_file(path, 0, &je);
-	if (!j || !json_is_object(j)) {
+	}
+	if (!json_is_object(j)) {
 		*bad = 1;
-		if (!j)
-			emb_err_set(err, "%s: invalid JSON at line %d: %s", path,
-			            je.line, je.text);
-		else
-			emb_err_set(err, "%s: not a JSON object", path);
+		emb_err_set(err, "%s: not a JSON object", path);
 		json_decref(j);
 		return NULL;
 	}
@@ -1676,7 +1678,7 @@ static int load_added_json(emb_tokenizer *t, const char *dir, emb_err *err)
 	json_int_t want = 0;
 
 	snprintf(path, sizeof(path), "%s/added_tokens.json", dir);
-	j = load_opt_json(path, &bad, err);
+	j = load_opt_json(dir, path, &bad, err);
 	if (bad)
 		return -1;
 	if (!j)
@@ -1724,10 +1726,10 @@ static int load_vocab_txt(emb_tokenizer *t, const char *dir, emb_err *err)
 	snprintf(vocab, sizeof(vocab), "%s/vocab.txt", dir);
 	snprintf(cpath, sizeof(cpath), "%s/tokenizer_config.json", dir);
 	snprintf(mpath, sizeof(mpath), "%s/special_tokens_map.json", dir);
-	cfg = load_opt_json(cpath, &bad, err);
+	cfg = load_opt_json(dir, cpath, &bad, err);
 	if (bad)
 		return -1;
-	map = load_opt_json(mpath, &bad, err);
+	map = load_opt_json(dir, mpath, &bad, err);
 	if (bad) {
 		json_decref(cfg);
 		return -1;
@@ -1801,12 +1803,13 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 	emb_tokenizer *t;
 	char path[4096];
 	struct stat st;
-	int rc;
+	int rc, isdir;
 
 	*out = NULL;
 	if (stat(dir, &st) < 0)
 		return emb_err_set(err, "%s: %s", dir, strerror(errno));
-	if (S_ISDIR(st.st_mode))
+	isdir = S_ISDIR(st.st_mode);
+	if (isdir)
 		snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
 	else
 		snprintf(path, sizeof(path), "%s", dir);
@@ -1815,7 +1818,7 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 		return emb_err_set(err, "out of memory");
 	if (stat(path, &st) == 0) {
 		t->file = strdup(path);
-		rc = load_json(t, path, err);
+		rc = load_json(t, isdir ? dir : NULL, path, err);
 	} else {
 		char vocab[4096];
 		snprintf(vocab, sizeof(vocab), "%s/vocab.txt", dir);

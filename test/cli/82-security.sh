@@ -116,6 +116,31 @@ mkmodel q
 cp "$T/secret" "$T/q/modules.json"
 load_fails "text as modules.json" "modules.json: invalid JSON" emb-encode -m "$T/q" --pool
 t_nogrep "text as modules.json: no byte of it shown" "root\|SECRET" "$T/err"
+# tokenizer.json and the vocab.txt model's JSON files: bad bytes that are
+# a secret (a bare word, an escape, a control character, the end of the
+# file) are never echoed; the message says where (line, column)
+nb=0
+for bad in '{"model": TOPSECRETWORD}' '{"model": "\\uSECRETX"}' \
+	'{"model": "SECRET\001WORD"}' '{"model":\n "SECRETWORD' '{"model": [SECRETWORD]}'; do
+	nb=$((nb + 1))
+	mkmodel q
+	printf "$bad" > "$T/q/tokenizer.json"
+	load_fails "tokenizer.json bad JSON $nb" "tokenizer.json: invalid JSON at line [0-9]* column [0-9]*: " \
+		emb-tokenize -m "$T/q"
+	t_nogrep "tokenizer.json bad JSON $nb: no byte of it shown" "SECRET\|near '" "$T/err"
+done
+for f in tokenizer_config.json special_tokens_map.json added_tokens.json; do
+	mkmodel q
+	rm -f "$T/q/tokenizer.json"
+	printf '{"x": SECRETWORD}' > "$T/q/$f"
+	load_fails "vocab.txt model, bad $f" "$f: invalid JSON at line 1 column [0-9]*: invalid token$" \
+		emb-tokenize -m "$T/q"
+	t_nogrep "vocab.txt model, bad $f: no byte of it shown" "SECRET" "$T/err"
+done
+mkmodel q
+cp "$T/secret" "$T/q/tokenizer.json"
+load_fails "text as tokenizer.json" "tokenizer.json: invalid JSON at line 1 column [0-9]*: " emb-tokenize -m "$T/q"
+t_nogrep "text as tokenizer.json: no byte of it shown" "root\|SECRET\|near" "$T/err"
 mkmodel q
 printf '\357\273\277' > "$T/q/config.json" && cat "$fd/config.json" >> "$T/q/config.json"
 load_fails "config.json with a UTF-8 BOM" "config.json: starts with a UTF-8 byte order mark" \
