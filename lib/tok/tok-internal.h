@@ -534,10 +534,11 @@ struct emb_tokenizer {
  * keeps such a place as it is and one stage splits there: normalizers
  * that map code points alone or by grapheme (BERT, Lowercase, NF*,
  * StripAccents, Precompiled when ASCII-stable, Replace of a literal
- * without letters, digits or spaces); pre-tokenizers that split at
+ * without ASCII letters, digits or spaces); pre-tokenizers that split at
  * spaces (BERT, Whitespace, WhitespaceSplit, ByteLevel with its regex,
  * Metaspace with split, Split by a known word regex or by " ") with
- * only such stages before them; added tokens that cannot match across
+ * only such stages before them (any stage after them works within the
+ * pieces); added tokens that cannot match across
  * the cut (none holds a space next to a letter or digit, or is a lone
  * space, or strips on the right after a letter or digit).  Strip,
  * Prepend and regex Replace normalizers, other Split regexes, and

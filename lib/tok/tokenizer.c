@@ -1520,15 +1520,12 @@ static int norm_safe(const tk_normalizer *n)
 	case TK_NORM_PRECOMPILED:
 		return tk_charsmap_ascii_stable(&n->u.cmap);
 	case TK_NORM_REPLACE:
-		/* a literal that cannot touch the cut, replaced by ASCII */
-		if (!n->u.replace.pat.lit || n->u.replace.pat.re ||
-		    !cps_plain(n->u.replace.pat.lit, n->u.replace.pat.n) ||
-		    !cps_plain(n->u.replace.content, n->u.replace.n))
-			return 0;
-		for (size_t i = 0; i < n->u.replace.n; i++)
-			if (n->u.replace.content[i] >= 0x80)
-				return 0;
-		return 1;
+		/* a literal without ASCII letters, digits or spaces matches
+		 * nowhere near the cut (its five ASCII characters), so the
+		 * matches, and what replaces them, are the same either way */
+		return n->u.replace.pat.lit && !n->u.replace.pat.re &&
+		       !n->u.replace.pat.gpt2 &&
+		       cps_plain(n->u.replace.pat.lit, n->u.replace.pat.n);
 	}
 	return 0;       /* Strip, Prepend: they see the ends of the text */
 }
@@ -1537,6 +1534,10 @@ static int norm_safe(const tk_normalizer *n)
  * *split: a stage split there.  0: a stage may cross the cut */
 static int pretok_safe(const tk_pretok *p, int *space, int *split)
 {
+	/* split at the cut: what follows works within pieces (a regex
+	 * sees only its piece), the same pieces either way */
+	if (*split && p->type != TK_PRE_SEQUENCE)
+		return 1;
 	switch (p->type) {
 	case TK_PRE_SEQUENCE:
 		for (size_t i = 0; i < p->u.seq.n; i++)

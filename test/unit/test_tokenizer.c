@@ -1091,7 +1091,17 @@ static char *long_text(const emb_tokenizer *tok, size_t size, size_t *len)
 static void check_chunked(const char *model, int want_chunked,
                           size_t max_length)
 {
-	emb_tokenizer *tok = load_model(model);
+	emb_tokenizer *tok = NULL;
+	char dir[4096], rel[512];
+	emb_err lerr = {{0}};
+
+	/* "synth/NAME": test/data/tokenize-synth/NAME */
+	snprintf(rel, sizeof(rel), "%s%s", strncmp(model, "synth/", 6) ?
+	         "models/" : "tokenize-synth/", strncmp(model, "synth/", 6) ?
+	         model : model + 6);
+	data_path(dir, sizeof(dir), rel);
+	cr_assert_eq(emb_tokenizer_load(&tok, dir, &lerr), 0, "load %s: %s",
+	             dir, lerr.msg);
 	emb_encoding a, b;
 	emb_tok_opts opts = {0};
 	emb_err err = {{0}};
@@ -1141,4 +1151,15 @@ Test(tokenizer, chunked_same_as_whole)
 	check_chunked("sentence-transformers--all-distilroberta-v1", 1, 7);
 	/* space-only added tokens: still in pieces; the same */
 	check_chunked("answerdotai--ModernBERT-large", 1, 0);
+	/* hand-made tokenizers: stages after the split, a Replace of a
+	 * non-ASCII literal, Digits, Punctuation, a prefix space */
+	check_chunked("synth/bpe-splits", 1, 0);
+	check_chunked("synth/bpe-chars-fallback", 1, 0);
+	/* an added token "hello world" (it could match across a cut),
+	 * Strip, Prepend, regex Replace: whole texts (and the same) */
+	check_chunked("synth/bl-prefix", 0, 0);
+	check_chunked("synth/bpe-qwen-split", 0, 0);
+	check_chunked("synth/uni-punct", 0, 0);
+	check_chunked("synth/unigram-fallback", 0, 0);
+	check_chunked("synth/empty-matches", 0, 0);
 }
