@@ -361,10 +361,12 @@ static char *spool_stdin(ctx *c)
 	if (asprintf(&path, "%s/emb-quantize.XXXXXX", tmp && *tmp ? tmp :
 	             "/tmp") < 0)
 		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "out of memory");
+	emb_cli_catch_signals();        /* a signal: the spool goes too */
 	if ((fd = mkstemp(path)) < 0)
 		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "cannot spool stdin to take "
 		            "the ranges from (TMPDIR): %s: %s", path,
 		            strerror(errno));
+	emb_cli_remove_on_signal(path);
 	while ((n = read(0, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -399,6 +401,8 @@ int main(int argc, char **argv)
 			emb_cli_usage_error(&c.cli, "-m takes no --vectors, --unpack "
 			                    "or input files");
 		dir = emb_cli_model_dir(&c.cli, 1);
+		/* a signal: the temporary directory beside OUT goes */
+		emb_cli_catch_signals();
 		if (emb_quantize_model(dir, c.output, c.weights, c.force, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		free(dir);
@@ -443,6 +447,7 @@ int main(int argc, char **argv)
 					            strerror(errno));
 				}
 				unlink(spool);
+				emb_cli_remove_on_signal(NULL);
 			}
 		}
 		if (c.save_file)

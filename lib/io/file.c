@@ -194,6 +194,14 @@ const char *emb_json_error_text(char *buf, size_t n, const char *text)
 	snprintf(buf, n, "%s", text ? text : "parse error");
 	if ((near = strstr(buf, " near '")))   /* not " near end of file" */
 		*near = 0;
+	/* the messages that show input another way: an escape's text or
+	 * value, a byte's value */
+	if (!strncmp(buf, "invalid Unicode", 15))
+		snprintf(buf, n, "invalid Unicode escape");
+	else if (!strncmp(buf, "unable to decode byte", 21))
+		snprintf(buf, n, "invalid UTF-8");
+	else if (!strncmp(buf, "control character", 17))
+		snprintf(buf, n, "control character in a string");
 	return buf;
 }
 

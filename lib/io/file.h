@@ -80,8 +80,10 @@ int emb_rm_tree(const char *path);
 
 /*
  * A JSON parser's error text without the input it quotes: jansson's
- * "'[' or '{' expected near 'root'" becomes "'[' or '{' expected", so
- * that a message never shows the bytes of a file.  Writes into BUF
+ * "'[' or '{' expected near 'root'" becomes "'[' or '{' expected",
+ * "invalid Unicode escape '\\u12'" "invalid Unicode escape", "unable
+ * to decode byte 0x..." "invalid UTF-8", so that a message never shows
+ * the bytes of a file.  Writes into BUF
  * (N bytes) and returns it.
  */
 const char *emb_json_error_text(char *buf, size_t n, const char *text);

@@ -170,6 +170,10 @@ void emb_reader_free(emb_reader *r);
  * long, NUL byte, read error: err says which) and was skipped. */
 int emb_reader_next(emb_reader *r, const char **line, size_t *len,
                     emb_err *err);
+/* after a long line is parsed (the line emb_reader_next gave is then
+ * invalid): let go of a line buffer of 256 KiB or more, so that one long
+ * record does not hold its bytes twice while it is processed */
+void emb_reader_shrink(emb_reader *r);
 const char *emb_reader_name(const emb_reader *r);  /* "<stdin>" or path */
 size_t emb_reader_lineno(const emb_reader *r);     /* of the last line */
 /* bytes of input consumed so far and total (0 if unknown): progress */
@@ -199,6 +203,10 @@ int emb_record_has(const emb_record *rec, const char *key);
  * *s borrowed from rec (unescaped, may hold NUL bytes: use *len). */
 int emb_record_get_string(const emb_record *rec, const char *key,
                           const char **s, size_t *len, emb_err *err);
+/* forget the unescaped strings the getters made (the strings they gave
+ * are then invalid; a getter makes them again): a long text need not
+ * stay in memory twice once it is tokenized */
+void emb_record_drop_strings(const emb_record *rec);
 /* integer array; *v new (free()) */
 int emb_record_get_int32s(const emb_record *rec, const char *key,
                           int32_t **v, size_t *n, emb_err *err);

@@ -102,6 +102,16 @@ void emb_reader_free(emb_reader *r)
 	free(r);
 }
 
+void emb_reader_shrink(emb_reader *r)
+{
+	if (r->line_cap >= ((size_t)1 << 18)) {
+		free(r->line);
+		r->line = NULL;
+		r->line_cap = 0;
+		r->line_len = 0;
+	}
+}
+
 const char *emb_reader_name(const emb_reader *r) { return r->name; }
 size_t emb_reader_lineno(const emb_reader *r) { return r->lineno; }
 
@@ -893,6 +903,15 @@ int emb_record_get_string(const emb_record *rec, const char *key,
 	*s = m->str;
 	*len = m->str_len;
 	return 0;
+}
+
+void emb_record_drop_strings(const emb_record *rec)
+{
+	for (size_t i = 0; i < rec->n; i++) {
+		free(rec->m[i].str);
+		rec->m[i].str = NULL;
+		rec->m[i].str_len = 0;
+	}
 }
 
 static void ws_skip(const char *s, size_t *i)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,38 @@
 
 #include "io/io.h"
 #include "st/ckpt.h"
+
+/* emb_ckpt_pending: the path, and whether it is set (written last when
+ * set, first when cleared, so that a handler never reads half a path) */
+static char pending[PATH_MAX];
+static volatile sig_atomic_t have_pending;
+
+static void pending_set(const char *p)
+{
+	have_pending = 0;
+	if (p && strlen(p) < sizeof(pending)) {
+		memcpy(pending, p, strlen(p) + 1);
+		have_pending = 1;
+	}
+}
+
+const char *emb_ckpt_pending(void)
+{
+	return have_pending ? pending : NULL;
+}
+
+/* SIGINT, SIGTERM and SIGHUP held back in this thread (*old: the mask
+ * to restore) while the output directory changes hands */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
 
 /* 1 when A is B or lies below it (both real paths) */
 static int below(const char *a, const char *b)
@@ -150,6 +183,7 @@ int emb_ckpt_begin(char **tmp, const char *model, const char *out,
 		chmod(t, 0777 & ~um);
 	}
 	*tmp = t;
+	pending_set(t);
 	rc = 0;
 out:
 	free(parent);
@@ -268,12 +302,18 @@ int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
 int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
 {
 	struct stat sb;
+	sigset_t mask;
 	char *old;
 	size_t n;
 
 	if (lstat(out, &sb) < 0 || (S_ISDIR(sb.st_mode) && is_empty_dir(out))) {
-		if (rename(tmp, out) == 0)
+		hold_signals(&mask);
+		if (rename(tmp, out) == 0) {
+			pending_set(NULL);
+			pthread_sigmask(SIG_SETMASK, &mask, NULL);
 			return 0;
+		}
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 		emb_err_set(err, "%s: %s", out, strerror(errno));
 		emb_ckpt_abort(tmp);
 		return -1;
@@ -286,7 +326,10 @@ int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
 		return emb_err_set(err, "out of memory");
 	}
 	memcpy(old + n - 10, "old", 3);    /* .NAME.old-XXXXXX */
+	/* no signal between the two renames: OUT is never missing */
+	hold_signals(&mask);
 	if (rename(out, old) < 0) {
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 		emb_err_set(err, "%s: %s", out, strerror(errno));
 		free(old);
 		emb_ckpt_abort(tmp);
@@ -297,11 +340,15 @@ int emb_ckpt_commit(const char *tmp, const char *out, emb_err *err)
 		if (rename(old, out) < 0)
 			emb_err_set(err, "%s: %s (the old directory is %s)", out,
 			            strerror(errno), old);
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 		free(old);
 		emb_ckpt_abort(tmp);
 		return -1;
 	}
+	pending_set(old);       /* a signal now: the old tree goes */
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	emb_rm_tree(old);
+	pending_set(NULL);
 	free(old);
 	return 0;
 }
@@ -310,4 +357,5 @@ void emb_ckpt_abort(const char *tmp)
 {
 	if (tmp)
 		emb_rm_tree(tmp);
+	pending_set(NULL);
 }

@@ -293,10 +293,11 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 {
 	const char *text, *pair = NULL;
 	size_t tlen, plen = 0;
+	int rc;
 
 	*prompt_length = 0;
 	if (t->pretok) {        /* a record tokenized beforehand */
-		int rc = t->pretok(t->pretok_ctx, enc, prompt_length, rec, err);
+		rc = t->pretok(t->pretok_ctx, enc, prompt_length, rec, err);
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
@@ -305,8 +306,10 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 	if (emb_record_has(rec, "text_pair") &&
 	    emb_record_get_string(rec, "text_pair", &pair, &plen, err) < 0)
 		return -1;
-	return emb_text_tok_text(enc, prompt_length, t, text, tlen, pair, plen,
-	                         err);
+	rc = emb_text_tok_text(enc, prompt_length, t, text, tlen, pair, plen,
+	                       err);
+	emb_record_drop_strings(rec);   /* a long text: not held twice */
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -83,6 +83,20 @@ static const char gpt2_pattern[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
 	"\\s+(?!\\S)|\\s+";
 
+/* regexes whose matches always end between an ASCII letter or digit
+ * and a space, and start again there (' ?\p{L}+', '[^\r\n\p{L}\p{N}]?
+ * \p{L}+', '\p{N}' and the like stop at the space; nothing else takes
+ * a letter or digit): cl100k's (GPT-4, Qwen2) and Qwen3's */
+static const char *const word_patterns[] = {
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+	"\\s+(?!\\S)|\\s+",
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+	"\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+	"\\s+(?!\\S)|\\s+",
+	NULL,
+};
+
 /* ------------------------------------------------------------------ */
 /* the GPT-2 pattern, by hand:                                         */
 /* 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|      */
@@ -260,9 +274,12 @@ int tk_pattern_parse(tk_pattern *out, const json_t *j, const char *file,
 	}
 	if (json_is_string(r)) {
 		if (!strcmp(json_string_value(r), gpt2_pattern)) {
-			out->gpt2 = 1;
+			out->gpt2 = out->word_split = 1;
 			return 0;
 		}
+		for (int k = 0; word_patterns[k]; k++)
+			if (!strcmp(json_string_value(r), word_patterns[k]))
+				out->word_split = 1;
 		snprintf(f, sizeof(f), "%s.pattern.Regex", field);
 		return regex_compile(&out->re, json_string_value(r), file, f, err);
 	}

@@ -134,6 +134,32 @@ static const char *lookup(const tk_charsmap *m, const unsigned char *key,
 	return NULL;
 }
 
+static int ascii_alnum(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	       (c >= 'a' && c <= 'z');
+}
+
+int tk_charsmap_ascii_stable(const tk_charsmap *m)
+{
+	for (int c = 0x20; c < 0x7f; c++) {
+		unsigned char k = (unsigned char)c;
+		size_t rlen;
+		const char *r = lookup(m, &k, 1, &rlen);
+		int d;
+		if (!r)
+			continue;
+		if (rlen != 1)
+			return 0;
+		d = (unsigned char)r[0];
+		if (d < 0x20 || d >= 0x7f)
+			return 0;
+		if ((c == ' ') != (d == ' ') || ascii_alnum(c) != ascii_alnum(d))
+			return 0;
+	}
+	return 1;
+}
+
 /* append the replacement R (UTF-8, RLEN bytes) of s[a, b) to t */
 static int replace(tk_str *t, const tk_str *s, size_t a, size_t b,
                    const char *r, size_t rlen)

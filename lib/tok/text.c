@@ -611,25 +611,33 @@ static size_t utf8_next(uint32_t *cp, const unsigned char *s, size_t i,
 	return n;
 }
 
-int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err)
+int tk_utf8_decode_at(tk_str *out, const char *s, size_t len, size_t base,
+                      size_t byte0, emb_err *err)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, k;
 	uint32_t c;
 
 	out->n = 0;
-	if (len > (size_t)INT32_MAX)
+	if (len > (size_t)INT32_MAX || base > (size_t)INT32_MAX - len)
 		return emb_err_set(err, "text too long (%zu bytes)", len);
 	if (tk_str_reserve(out, len + 1) < 0)
 		return emb_err_set(err, "out of memory");
 	while (i < len) {
 		k = utf8_next(&c, u, i, len);
 		if (!k)
-			return emb_err_set(err, "invalid UTF-8 at byte %zu", i);
-		tk_str_put(out, c, (int32_t)out->n, (int32_t)out->n + 1);
+			return emb_err_set(err, "invalid UTF-8 at byte %zu",
+			                   byte0 + i);
+		tk_str_put(out, c, (int32_t)(base + out->n),
+		           (int32_t)(base + out->n) + 1);
 		i += k;
 	}
 	return 0;
+}
+
+int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err)
+{
+	return tk_utf8_decode_at(out, s, len, 0, 0, err);
 }
 
 size_t tk_utf8_put(char *p, uint32_t c)

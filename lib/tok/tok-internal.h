@@ -56,6 +56,11 @@ int tk_str_push(tk_str *s, uint32_t c, int32_t os, int32_t oe);
 /* strict UTF-8 decoding (no overlongs, surrogates or > U+10FFFF):
  * *out (n code points) aligned to [i, i+1); -1 with a message on error */
 int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err);
+/* the same for a piece of a longer text: code point i aligned to
+ * [base + i, base + i + 1), invalid bytes reported at BYTE0 + their
+ * index */
+int tk_utf8_decode_at(tk_str *out, const char *s, size_t len, size_t base,
+                      size_t byte0, emb_err *err);
 /* write c as UTF-8 into p (4 bytes room); returns bytes written */
 size_t tk_utf8_put(char *p, uint32_t c);
 
@@ -126,6 +131,9 @@ typedef struct tk_pattern {
 	size_t n;
 	tk_regex *re;
 	int gpt2;               /* the GPT-2 pattern: hand-written scanner */
+	int word_split;         /* a known regex (GPT-2's, cl100k's, Qwen's)
+	                           whose matches always end between an ASCII
+	                           letter or digit and a space */
 } tk_pattern;
 
 int tk_pattern_parse(tk_pattern *out, const json_t *j, const char *file,
@@ -188,6 +196,10 @@ int tk_charsmap_parse(tk_charsmap *out, const char *b64, size_t len,
                       const char *file, const char *field, emb_err *err);
 void tk_charsmap_release(tk_charsmap *m);
 int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *tmp);
+/* 1 when M maps each printable ASCII character to itself, nothing, or
+ * one printable ASCII character, letters and digits to letters or
+ * digits and the space to the space (see tk_chunk_safe) */
+int tk_charsmap_ascii_stable(const tk_charsmap *m);
 /* decode UTF-8 S (NUL-terminated) into a new code point array */
 uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);
 
@@ -517,6 +529,31 @@ struct emb_tokenizer {
 	size_t n_ids;           /* highest id + 1 over model and added */
 	json_t *added_ids;      /* while loading: content -> id (new) */
 	int32_t added_max;      /* the highest added id so far */
+	int chunked;            /* long texts are tokenized in pieces
+	                           (tk_chunk_safe) */
 };
+
+/*
+ * Long texts in pieces.  A text is cut before a space that has two
+ * ASCII letters or digits before it, one after it and an ASCII
+ * character after that ("ab cd", the cut before the space), at least
+ * TK_CHUNK_BYTES after the previous cut.  Tokenizing the pieces one
+ * after the other gives the tokens of the whole text when every stage
+ * keeps such a place as it is and one stage splits there: normalizers
+ * that map code points alone or by grapheme (BERT, Lowercase, NF*,
+ * StripAccents, Precompiled when ASCII-stable, Replace of a literal
+ * without ASCII letters, digits or spaces); pre-tokenizers that split at
+ * spaces (BERT, Whitespace, WhitespaceSplit, ByteLevel with its regex,
+ * Metaspace with split, Split by a known word regex or by " ") with
+ * only such stages before them (any stage after them works within the
+ * pieces); added tokens that cannot match across
+ * the cut (none holds a space next to a letter or digit, or is a lone
+ * space, or strips on the right after a letter or digit).  Strip,
+ * Prepend and regex Replace normalizers, other Split regexes, and
+ * tokenizers without such a split keep texts whole.  Memory per text
+ * is then its tokens plus a constant.
+ */
+#define TK_CHUNK_BYTES 65536
+int tk_chunk_safe(const emb_tokenizer *t);
 
 #endif /* TOKENIZER_INTERNAL_H */

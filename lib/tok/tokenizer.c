@@ -413,16 +413,17 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	return 0;
 }
 
-static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
-                      const char *text, size_t len, emb_err *err)
+/* the piece TEXT[0, LEN) of a text, its first code point the BASE-th
+ * and its first byte the BYTE0-th of the text: its tokens appended to
+ * OUT */
+static int encode_piece(const emb_tokenizer *t, tk_work *w, tk_toks *out,
+                        const char *text, size_t len, size_t base,
+                        size_t byte0, emb_err *err)
 {
 	size_t k, i;
 
-	out->n = 0;
-	w->capped = 0;
-	if (tk_utf8_decode(&w->orig, text, len, err) < 0)
+	if (tk_utf8_decode_at(&w->orig, text, len, base, byte0, err) < 0)
 		return -1;
-	tk_regex_budget_start(w->orig.n);
 	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
 	                 &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
@@ -430,7 +431,8 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 		const tk_seg *g = &w->raw.v[k];
 		if (g->tok >= 0) {
 			if (tk_toks_push(out, t->added[g->tok].id,
-			                 (int32_t)g->a, (int32_t)g->b) < 0)
+			                 (int32_t)(base + g->a),
+			                 (int32_t)(base + g->b)) < 0)
 				return emb_err_set(err, "out of memory");
 			out->ws[out->n - 1] = ws_ends(w->orig.c + g->a,
 			                              g->b - g->a);
@@ -439,7 +441,7 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 		w->seg.n = 0;
 		if (w->raw.n == 1 && g->a == 0 && g->b == w->orig.n) {
 			/* the whole text: move it, not copy it (orig is not
-			 * read again; its alignments are the same [i, i+1)) */
+			 * read again; its alignments are the same) */
 			tk_str tmp = w->seg;
 			w->seg = w->orig;
 			w->orig = tmp;
@@ -447,12 +449,64 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			if (tk_str_reserve(&w->seg, g->b - g->a) < 0)
 				return emb_err_set(err, "out of memory");
 			for (i = g->a; i < g->b; i++)
-				tk_str_put(&w->seg, w->orig.c[i], (int32_t)i,
-				           (int32_t)i + 1);
+				tk_str_put(&w->seg, w->orig.c[i],
+				           (int32_t)(base + i),
+				           (int32_t)(base + i) + 1);
 		}
 		if (tokenize_text(t, w, out, err) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+#define ASCII_ALNUM(c) (((c) >= '0' && (c) <= '9') || \
+	((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z'))
+
+/* the next cut of U[0, LEN) at or after FROM (tk_chunk_safe), or LEN */
+static size_t next_cut(const unsigned char *u, size_t from, size_t len)
+{
+	size_t j;
+
+	for (j = from < 2 ? 2 : from; j + 2 < len; j++)
+		if (u[j] == ' ' && ASCII_ALNUM(u[j + 1]) &&
+		    ASCII_ALNUM(u[j - 1]) && ASCII_ALNUM(u[j - 2]) &&
+		    u[j + 2] < 0x80)
+			return j;
+	return len;
+}
+
+/* the tokens of TEXT into OUT; when KEEP is not 0, only the first KEEP
+ * of them are kept and *MORE counts the others (a truncating caller
+ * needs no more) */
+static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
+                      const char *text, size_t len, size_t keep,
+                      size_t *more, emb_err *err)
+{
+	const unsigned char *u = (const unsigned char *)text;
+	size_t a = 0, b, ncp = 0, i;
+
+	out->n = 0;
+	*more = 0;
+	w->capped = 0;
+	if (len > (size_t)INT32_MAX)
+		return emb_err_set(err, "text too long (%zu bytes)", len);
+	for (i = 0; i < len; i++)
+		ncp += (u[i] & 0xc0) != 0x80;
+	tk_regex_budget_start(ncp);
+	ncp = 0;
+	do {
+		b = t->chunked && len - a > 2 * TK_CHUNK_BYTES ?
+		    next_cut(u, a + TK_CHUNK_BYTES, len) : len;
+		if (encode_piece(t, w, out, text + a, b - a, ncp, a, err) < 0)
+			return -1;
+		for (i = a; i < b; i++)
+			ncp += (u[i] & 0xc0) != 0x80;
+		if (keep && out->n > keep) {
+			*more += out->n - keep;
+			out->n = keep;
+		}
+		a = b;
+	} while (a < len);
 	return 0;
 }
 
@@ -651,13 +705,88 @@ static void trim_offsets(const emb_tokenizer *tok, tk_toks *t, size_t n,
 	}
 }
 
+/* one sequence: ENC takes the first N tokens of T (their id and offset
+ * arrays, moved up for the specials of the template TPL, or none), so
+ * that a long text's tokens are not held twice.  0: done; 1: the
+ * template holds A more than once (copy instead); -1: out of memory */
+static int enc_take(emb_encoding *enc, tk_toks *t, size_t n,
+                    const tk_tpl_item *tpl, size_t ntpl)
+{
+	size_t pre = 0, post = 0, total, k, i, j, seqs = 0;
+	int32_t a_type = 0, *p, *type;
+	uint8_t *sp;
+
+	for (k = 0; k < ntpl; k++) {
+		if (tpl[k].seq >= 0) {
+			seqs++;
+			a_type = tpl[k].type_id;
+		} else if (seqs) {
+			post += tpl[k].n;
+		} else {
+			pre += tpl[k].n;
+		}
+	}
+	if (ntpl && seqs != 1)
+		return 1;
+	total = pre + n + post;
+	free(t->ws);
+	t->ws = NULL;
+	t->cap = 0;     /* (no push after this) */
+	if (!(p = realloc(t->id, (total + 1) * sizeof(*p))))
+		return -1;
+	t->id = p;
+	memmove(p + pre, p, n * sizeof(*p));
+	if (!(p = realloc(t->off, 2 * (total + 1) * sizeof(*p))))
+		return -1;
+	t->off = p;
+	memmove(p + 2 * pre, p, 2 * n * sizeof(*p));
+	type = malloc((total + 1) * sizeof(*type));
+	sp = malloc(total + 1);
+	if (!type || !sp) {
+		free(type);
+		free(sp);
+		return -1;
+	}
+	for (i = pre; i < pre + n; i++) {
+		type[i] = a_type;
+		sp[i] = 0;
+	}
+	for (k = 0, j = 0; k < ntpl; k++) {
+		const tk_tpl_item *it = &tpl[k];
+		if (it->seq >= 0) {
+			j = pre + n;
+			continue;
+		}
+		for (i = 0; i < it->n; i++, j++) {
+			t->id[j] = it->ids[i];
+			t->off[2 * j] = t->off[2 * j + 1] = -1;
+			type[j] = it->type_id;
+			sp[j] = 1;
+		}
+	}
+	free(enc->ids);
+	free(enc->type_ids);
+	free(enc->offsets);
+	free(enc->special);
+	enc->ids = t->id;
+	enc->offsets = t->off;
+	enc->type_ids = type;
+	enc->special = sp;
+	enc->len = total;
+	enc->cap = total + 1;
+	t->id = t->off = NULL;
+	t->n = 0;
+	return 0;
+}
+
 int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
                  const char *text, size_t len,
                  const char *pair, size_t pair_len,
                  const emb_tok_opts *opts, emb_err *err)
 {
 	tk_work w;
-	size_t n[2] = {0, 0}, cap[2] = {0, 0}, total, nspec, i, k;
+	size_t n[2] = {0, 0}, cap[2] = {0, 0}, more[2] = {0, 0}, keep;
+	size_t total, nspec, i, k;
 	int npair = pair != NULL, specials;
 	const tk_tpl_item *tpl = NULL;
 	size_t ntpl = 0;
@@ -682,10 +811,13 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 	}
 	if (npair && opts && opts->max_length)
 		w.cap_at = opts->max_length;
-	if (encode_seq(tok, &w, &w.seq[0], text, len, err) < 0)
+	/* truncation keeps at most max_length tokens of a sequence */
+	keep = opts ? opts->max_length : 0;
+	if (encode_seq(tok, &w, &w.seq[0], text, len, keep, &more[0], err) < 0)
 		goto out;
-	cap[0] = w.capped ? w.capped : w.seq[0].n;
-	if (npair && encode_seq(tok, &w, &w.seq[1], pair, pair_len, err) < 0) {
+	cap[0] = w.capped ? w.capped : w.seq[0].n + more[0];
+	if (npair && encode_seq(tok, &w, &w.seq[1], pair, pair_len, keep,
+	                        &more[1], err) < 0) {
 		if (err) {
 			char m[EMB_ERR_MAX];
 			snprintf(m, sizeof(m), "text_pair: %.480s", err->msg);
@@ -694,9 +826,9 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 		goto out;
 	}
 	if (npair)
-		cap[1] = w.capped ? w.capped : w.seq[1].n;
-	n[0] = w.seq[0].n;
-	n[1] = npair ? w.seq[1].n : 0;
+		cap[1] = w.capped ? w.capped : w.seq[1].n + more[1];
+	n[0] = w.seq[0].n + more[0];
+	n[1] = npair ? w.seq[1].n + more[1] : 0;
 	total = n[0] + n[1];
 	if (opts && opts->max_length) {
 		size_t max = opts->max_length - nspec;
@@ -710,6 +842,18 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 		trim_offsets(tok, &w.seq[0], n[0], &w);
 		if (npair)
 			trim_offsets(tok, &w.seq[1], n[1], &w);
+	}
+	if (!npair) {
+		int r = enc_take(enc, &w.seq[0], n[0], specials ? tpl : NULL,
+		                 specials ? ntpl : 0);
+		if (r < 0) {
+			emb_err_set(err, "out of memory");
+			goto out;
+		}
+		if (r == 0) {
+			rc = 0;
+			goto out;
+		}
 	}
 	if (enc_reserve(enc, n[0] + n[1] + nspec + 1) < 0) {
 		emb_err_set(err, "out of memory");
@@ -1283,18 +1427,21 @@ static int post_check(const emb_tokenizer *t, const char *file, emb_err *err)
 	return 0;
 }
 
-static int load_json(emb_tokenizer *t, const char *path, emb_err *err)
+/* the largest tokenizer.json read (Gemma 3's is 33 MB) */
+#define TOKENIZER_JSON_MAX ((size_t)1 << 30)
+
+/* DIR: the model directory PATH must stay in (io/file.h), or NULL for
+ * a file the user named.  Messages name the file, line and column, and
+ * never quote its bytes (emb_json_file_load). */
+static int load_json(emb_tokenizer *t, const char *dir, const char *path,
+                     emb_err *err)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *v;
+	json_t *root = emb_json_file_load(dir, path, TOKENIZER_JSON_MAX, 0, err);
+	json_t *v;
 	int rc = -1;
 
-	if (!root) {
-		if (je.line <= 0)
-			return emb_err_set(err, "%s: %s", path, je.text);
-		return emb_err_set(err, "%s: invalid JSON at line %d: %s", path,
-		                   je.line, je.text);
-	}
+	if (!root)
+		return -1;
 	if (!json_is_object(root)) {
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
@@ -1335,6 +1482,123 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* may long texts be tokenized in pieces? (tk_chunk_safe)              */
+
+static int cps_plain(const uint32_t *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i] == ' ' || (c[i] < 0x80 && ASCII_ALNUM(c[i])))
+			return 0;
+	return 1;
+}
+
+static int norm_safe(const tk_normalizer *n)
+{
+	switch (n->type) {
+	case TK_NORM_BERT: case TK_NORM_LOWERCASE: case TK_NORM_NFD:
+	case TK_NORM_NFC: case TK_NORM_NFKD: case TK_NORM_NFKC:
+	case TK_NORM_STRIP_ACCENTS:
+		return 1;
+	case TK_NORM_SEQUENCE:
+		for (size_t i = 0; i < n->u.seq.n; i++)
+			if (!norm_safe(&n->u.seq.v[i]))
+				return 0;
+		return 1;
+	case TK_NORM_PRECOMPILED:
+		return tk_charsmap_ascii_stable(&n->u.cmap);
+	case TK_NORM_REPLACE:
+		/* a literal without ASCII letters, digits or spaces matches
+		 * nowhere near the cut (its five ASCII characters), so the
+		 * matches, and what replaces them, are the same either way */
+		return n->u.replace.pat.lit && !n->u.replace.pat.re &&
+		       !n->u.replace.pat.gpt2 &&
+		       cps_plain(n->u.replace.pat.lit, n->u.replace.pat.n);
+	}
+	return 0;       /* Strip, Prepend: they see the ends of the text */
+}
+
+/* *space: the cut's space is still a space (no stage replaced it);
+ * *split: a stage split there.  0: a stage may cross the cut */
+static int pretok_safe(const tk_pretok *p, int *space, int *split)
+{
+	/* split at the cut: what follows works within pieces (a regex
+	 * sees only its piece), the same pieces either way */
+	if (*split && p->type != TK_PRE_SEQUENCE)
+		return 1;
+	switch (p->type) {
+	case TK_PRE_SEQUENCE:
+		for (size_t i = 0; i < p->u.seq.n; i++)
+			if (!pretok_safe(&p->u.seq.v[i], space, split))
+				return 0;
+		return 1;
+	case TK_PRE_BERT: case TK_PRE_WHITESPACE_SPLIT: case TK_PRE_WHITESPACE:
+		*split |= *space;
+		return 1;
+	case TK_PRE_PUNCTUATION: case TK_PRE_DIGITS:
+		return 1;
+	case TK_PRE_BYTELEVEL:
+		*split |= *space && p->u.bl.use_regex;
+		*space = 0;     /* now U+0120 */
+		return 1;
+	case TK_PRE_METASPACE:
+		*split |= *space && p->u.meta.split;
+		*space = 0;     /* now the replacement */
+		return 1;
+	case TK_PRE_SPLIT: {
+		const tk_pattern *pt = &p->u.split.pat;
+		int b = p->u.split.behavior;
+		if (p->u.split.invert || b == TK_SPLIT_CONTIGUOUS)
+			return 0;
+		if (pt->word_split && *space) {
+			*split = 1;
+			return 1;
+		}
+		if (!pt->lit)
+			return 0;
+		if (pt->n == 1 && pt->lit[0] == ' ' && *space &&
+		    b != TK_SPLIT_MERGED_PREV) {
+			*split = 1;
+			return 1;
+		}
+		/* an ASCII literal without letters, digits or spaces
+		 * cannot touch the cut */
+		for (size_t i = 0; i < pt->n; i++)
+			if (pt->lit[i] >= 0x80)
+				return 0;
+		return cps_plain(pt->lit, pt->n);
+	}
+	}
+	return 0;
+}
+
+int tk_chunk_safe(const emb_tokenizer *t)
+{
+	int space = 1, split = 0;
+
+	if (t->has_norm && !norm_safe(&t->norm))
+		return 0;
+	if (!t->has_pre || !pretok_safe(&t->pre, &space, &split) || !split)
+		return 0;
+	for (size_t i = 0; i < t->n_added; i++) {
+		const tk_added *a = &t->added[i];
+		if (!a->n)
+			continue;
+		if (a->n == 1 && a->c[0] == ' ')
+			return 0;
+		for (size_t k = 0; k + 1 < a->n; k++) {
+			uint32_t x = a->c[k], y = a->c[k + 1];
+			if ((x == ' ' && y < 0x80 && ASCII_ALNUM(y)) ||
+			    (y == ' ' && x < 0x80 && ASCII_ALNUM(x)))
+				return 0;
+		}
+		if (a->rstrip && a->c[a->n - 1] < 0x80 &&
+		    ASCII_ALNUM(a->c[a->n - 1]))
+			return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
 /* vocab.txt + tokenizer_config.json (BERT, as transformers' converter) */
 
 /* string member, or {"content": string} (AddedToken form) */
@@ -1354,23 +1618,22 @@ static const char *cfg_token(const json_t *cfg, const json_t *map,
 	return def;
 }
 
-static json_t *load_opt_json(const char *path, int *bad, emb_err *err)
+/* DIR/NAME's JSON object (DIR: as load_json), NULL when absent (*bad
+ * 0) or bad (*bad 1, err set) */
+static json_t *load_opt_json(const char *dir, const char *path, int *bad,
+                             emb_err *err)
 {
-	json_error_t je;
 	json_t *j;
-	struct stat st;
 
 	*bad = 0;
-	if (stat(path, &st) < 0)
+	j = emb_json_file_load(dir, path, (size_t)16 << 20, 0, err);
+	if (!j) {
+		*bad = errno != ENOENT;
 		return NULL;
-	j = json_load_file(path, 0, &je);
-	if (!j || !json_is_object(j)) {
+	}
+	if (!json_is_object(j)) {
 		*bad = 1;
-		if (!j)
-			emb_err_set(err, "%s: invalid JSON at line %d: %s", path,
-			            je.line, je.text);
-		else
-			emb_err_set(err, "%s: not a JSON object", path);
+		emb_err_set(err, "%s: not a JSON object", path);
 		json_decref(j);
 		return NULL;
 	}
@@ -1403,7 +1666,7 @@ static int load_added_json(emb_tokenizer *t, const char *dir, emb_err *err)
 	json_int_t want = 0;
 
 	snprintf(path, sizeof(path), "%s/added_tokens.json", dir);
-	j = load_opt_json(path, &bad, err);
+	j = load_opt_json(dir, path, &bad, err);
 	if (bad)
 		return -1;
 	if (!j)
@@ -1451,10 +1714,10 @@ static int load_vocab_txt(emb_tokenizer *t, const char *dir, emb_err *err)
 	snprintf(vocab, sizeof(vocab), "%s/vocab.txt", dir);
 	snprintf(cpath, sizeof(cpath), "%s/tokenizer_config.json", dir);
 	snprintf(mpath, sizeof(mpath), "%s/special_tokens_map.json", dir);
-	cfg = load_opt_json(cpath, &bad, err);
+	cfg = load_opt_json(dir, cpath, &bad, err);
 	if (bad)
 		return -1;
-	map = load_opt_json(mpath, &bad, err);
+	map = load_opt_json(dir, mpath, &bad, err);
 	if (bad) {
 		json_decref(cfg);
 		return -1;
@@ -1528,12 +1791,13 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 	emb_tokenizer *t;
 	char path[4096];
 	struct stat st;
-	int rc;
+	int rc, isdir;
 
 	*out = NULL;
 	if (stat(dir, &st) < 0)
 		return emb_err_set(err, "%s: %s", dir, strerror(errno));
-	if (S_ISDIR(st.st_mode))
+	isdir = S_ISDIR(st.st_mode);
+	if (isdir)
 		snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
 	else
 		snprintf(path, sizeof(path), "%s", dir);
@@ -1542,7 +1806,7 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 		return emb_err_set(err, "out of memory");
 	if (stat(path, &st) == 0) {
 		t->file = strdup(path);
-		rc = load_json(t, path, err);
+		rc = load_json(t, isdir ? dir : NULL, path, err);
 	} else {
 		char vocab[4096];
 		snprintf(vocab, sizeof(vocab), "%s/vocab.txt", dir);
@@ -1558,6 +1822,7 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 		emb_tokenizer_free(t);
 		return -1;
 	}
+	t->chunked = tk_chunk_safe(t);
 	*out = t;
 	return 0;
 }

@@ -6,13 +6,20 @@
  * (prompts, default max length) that emb-tokenize and emb-encode share.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +27,7 @@
 #include "tool/emb-tool.h"
 #include "tool/fields.h"
 #include "tool/outwrite.h"
+#include "st/ckpt.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
 /* input bytes held by one batch at most (a record longer than this is a
@@ -508,8 +516,68 @@ void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
  */
 static volatile sig_atomic_t in_write, pending_sig;
 
+/* ---- what a signal removes before the process dies -------------------- */
+
+static const char *volatile remove_file;
+
+void emb_cli_remove_on_signal(const char *path)
+{
+	remove_file = path;
+}
+
+/* remove NAME (in directory DFD) and, when it is a directory, what it
+ * holds, DEPTH levels down at most, with async-signal-safe calls only
+ * (no opendir, no malloc); links are removed, never followed */
+static void rm_at(int dfd, const char *name, int depth)
+{
+	int fd;
+
+	if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+		return;
+#ifdef SYS_getdents64
+	if (depth > 0 && (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+	                              O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		char buf[2048];
+		long n;
+		/* entries go as they are read: read again from the start
+		 * until nothing but . and .. is left */
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			int removed = 0;
+			for (long k = 0; k < n; ) {
+				/* struct linux_dirent64: ino 8, off 8, reclen 2,
+				 * type 1, then the name */
+				unsigned short reclen;
+				const char *nm = buf + k + 19;
+				memcpy(&reclen, buf + k + 16, sizeof(reclen));
+				if (reclen == 0)
+					break;
+				if (strcmp(nm, ".") && strcmp(nm, "..")) {
+					rm_at(fd, nm, depth - 1);
+					removed = 1;
+				}
+				k += reclen;
+			}
+			if (!removed)
+				break;
+			lseek(fd, 0, SEEK_SET);
+		}
+		close(fd);
+	}
+#else
+	(void)fd;
+	(void)depth;
+#endif
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
 static void die_by(int sig)
 {
+	const char *f = remove_file, *d = emb_ckpt_pending();
+
+	if (f)
+		unlink(f);
+	if (d)
+		rm_at(AT_FDCWD, d, 16);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -521,6 +589,13 @@ static void on_signal(int sig)
 		return;
 	}
 	die_by(sig);
+}
+
+static void catch_signals(void);
+
+void emb_cli_catch_signals(void)
+{
+	catch_signals();
 }
 
 static void catch_signals(void)
@@ -732,6 +807,14 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	if (!b.s || !b.good)
 		emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 	emb_buf_init(&out);
+#ifdef M_MMAP_THRESHOLD
+	/* blocks of 1 MiB and more (a long record's text, tokens, output)
+	 * mapped on their own, so that growing one does not copy it within
+	 * the heap and freeing it gives the memory back; glibc would raise
+	 * this threshold to the largest block freed so far, and a long
+	 * record would then cost several times its size */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	catch_signals();
 	c->t0 = now();
 	c->t_last = c->t0 - PLAIN_EVERY; /* the first status comes at once */
@@ -798,6 +881,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				r->bad = 1;
 			} else {
 				r->parsed = 1;
+				if (!c->chunker)
+					emb_reader_shrink(rd);
 				if (ops->prepare(ctx, r, &r->err) < 0)
 					r->bad = 1;
 			}

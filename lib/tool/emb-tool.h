@@ -203,6 +203,16 @@ char *emb_cli_model_dir(const emb_cli *c, int required);
  * broken pipe (killed by SIGPIPE, or a quiet exit).
  */
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
+/*
+ * SIGINT, SIGTERM and SIGHUP end the process with the signal's status
+ * (emb_cli_run installs the same handlers for its run); before it dies,
+ * the handler removes the file named by emb_cli_remove_on_signal
+ * (borrowed until cleared with NULL: a temporary file the command made)
+ * and the temporary checkpoint directory (emb_ckpt_pending), and
+ * nothing else.  An ignored signal stays ignored.
+ */
+void emb_cli_catch_signals(void);
+void emb_cli_remove_on_signal(const char *path);
 
 /*
  * A record a model can run: one with "input_ids", or with "text" when

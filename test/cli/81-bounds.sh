@@ -108,9 +108,10 @@ else:
 		test $(($3 - $1)) -le $((max * b))
 	rm -f "$T/one.$small" "$T/one.$big"
 }
-perbyte "emb-tokenize" text 1000000 5000000 48 emb-tokenize -m "$F" --no-truncate
-perbyte "emb-encode --pool" text 1000000 5000000 48 emb-encode -m "$F" --pool
-perbyte "emb-rerank" rerank 40000 160000 24 emb-rerank -m "$CE"
+# (measured: 7.5x, 2.5x, under 3x; the bound leaves room for allocators)
+perbyte "emb-tokenize" text 1000000 5000000 9 emb-tokenize -m "$F" --no-truncate
+perbyte "emb-encode --pool" text 1000000 5000000 4 emb-encode -m "$F" --pool
+perbyte "emb-rerank" rerank 40000 160000 8 emb-rerank -m "$CE"
 
 # a line over --max-line: refused, and never more than --max-line held
 {

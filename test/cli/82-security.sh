@@ -116,6 +116,31 @@ mkmodel q
 cp "$T/secret" "$T/q/modules.json"
 load_fails "text as modules.json" "modules.json: invalid JSON" emb-encode -m "$T/q" --pool
 t_nogrep "text as modules.json: no byte of it shown" "root\|SECRET" "$T/err"
+# tokenizer.json and the vocab.txt model's JSON files: bad bytes that are
+# a secret (a bare word, an escape, a control character, the end of the
+# file) are never echoed; the message says where (line, column)
+nb=0
+for bad in '{"model": TOPSECRETWORD}' '{"model": "\\uSECRETX"}' \
+	'{"model": "SECRET\001WORD"}' '{"model":\n "SECRETWORD' '{"model": [SECRETWORD]}'; do
+	nb=$((nb + 1))
+	mkmodel q
+	printf "$bad" > "$T/q/tokenizer.json"
+	load_fails "tokenizer.json bad JSON $nb" "tokenizer.json: invalid JSON at line [0-9]* column [0-9]*: " \
+		emb-tokenize -m "$T/q"
+	t_nogrep "tokenizer.json bad JSON $nb: no byte of it shown" "SECRET\|near '" "$T/err"
+done
+for f in tokenizer_config.json special_tokens_map.json added_tokens.json; do
+	mkmodel q
+	rm -f "$T/q/tokenizer.json"
+	printf '{"x": SECRETWORD}' > "$T/q/$f"
+	load_fails "vocab.txt model, bad $f" "$f: invalid JSON at line 1 column [0-9]*: invalid token$" \
+		emb-tokenize -m "$T/q"
+	t_nogrep "vocab.txt model, bad $f: no byte of it shown" "SECRET" "$T/err"
+done
+mkmodel q
+cp "$T/secret" "$T/q/tokenizer.json"
+load_fails "text as tokenizer.json" "tokenizer.json: invalid JSON at line 1 column [0-9]*: " emb-tokenize -m "$T/q"
+t_nogrep "text as tokenizer.json: no byte of it shown" "root\|SECRET\|near" "$T/err"
 mkmodel q
 printf '\357\273\277' > "$T/q/config.json" && cat "$fd/config.json" >> "$T/q/config.json"
 load_fails "config.json with a UTF-8 BOM" "config.json: starts with a UTF-8 byte order mark" \
@@ -164,6 +189,77 @@ t_ok "the model is still there" test -f "$T/qm/model.safetensors"
 ln -s "$T/elsewhere" "$T/qlink"
 emb-quantize -m "$T/qm" -o "$T/qlink" --weights f16 > "$T/out" 2> "$T/err"
 t_eq "-o a symbolic link: exit 3" "$?" 3
+
+# --- a signal in the middle of emb-quantize: what it made goes, nothing else
+# -o: the signal comes once the temporary directory beside OUT exists (a
+# model large enough to take a while); a run that ended before the
+# signal is tried again, and after five such runs the check is skipped
+python3 - "$EMB_TOP/test/data/fixtures/bert-tiny-cls-bf16/recipe.json" "$T/big.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = {64: 512, 256: 2048}      # hidden 512, intermediate 2048: 44 MB
+for t in r["tensors"]:
+    t["shape"] = [m.get(d, d) for d in t["shape"]]
+c = r["files"]["config.json"]
+c["hidden_size"], c["intermediate_size"], c["num_attention_heads"] = 512, 2048, 8
+json.dump(r, open(sys.argv[2], "w"))
+PY
+emb-synth "$T/big.json" "$T/bigm" --root "$D" > /dev/null 2>&1
+sigstatus() { case $1 in INT) echo 130 ;; TERM) echo 143 ;; HUP) echo 129 ;; esac; }
+mkdir -p "$T/qsig"
+echo keep > "$T/qsig/.other.tmp-mine"      # not emb's: must stay
+for sig in INT TERM HUP; do
+	rm -rf "$T/qsig/out"
+	r=$(python3 - "$sig" "$T/bigm" "$T/qsig" <<'PY'
+import os, signal, subprocess, sys, time
+sig = getattr(signal, "SIG" + sys.argv[1])
+for attempt in range(5):
+    p = subprocess.Popen(["emb-quantize", "-m", sys.argv[2], "-o",
+                          sys.argv[3] + "/out", "--weights", "int8"],
+                         stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    seen = False
+    while p.poll() is None:
+        if any(n.startswith(".out.tmp-") for n in os.listdir(sys.argv[3])):
+            seen = True
+            p.send_signal(sig)
+            break
+        time.sleep(0.001)
+    st = p.wait()
+    if seen and st == -sig:
+        left = sorted(n for n in os.listdir(sys.argv[3]))
+        print("killed", 128 + sig, " ".join(left))
+        sys.exit(0)
+    # the run ended first: try again
+    subprocess.call(["rm", "-rf", sys.argv[3] + "/out"])
+print("raced")
+PY
+)
+	case $r in
+	raced) echo "ok - emb-quantize -o, SIG$sig mid-write # skip every run ended before the signal" ;;
+	*)
+		want=$(sigstatus $sig)
+		t_eq "emb-quantize -o, SIG$sig mid-write: the signal's status" "${r%% *}" "killed"
+		t_eq "emb-quantize -o, SIG$sig mid-write: exit $want, its temporary directory gone, no OUT, other files kept" \
+			"$(echo "$r" | cut -d' ' -f2-)" "$want .other.tmp-mine"
+		;;
+	esac
+done
+# the stdin spool: a producer that stalls while emb-quantize spools it
+mkdir -p "$T/qtmp"
+for sig in TERM HUP; do
+	sh -c 'printf "{\"embedding\":[1,2]}\n"; echo $$ > "$1"; exec sleep 30' sh "$T/producer" |
+		TMPDIR="$T/qtmp" emb-quantize --vectors int8 > "$T/out" 2> "$T/err" &
+	pid=$!
+	n=0
+	while [ $n -lt 200 ] && [ -z "$(ls "$T/qtmp")" ]; do sleep 0.05; n=$((n + 1)); done
+	t_ok "emb-quantize, stalled stdin: the spool is there" test -n "$(ls "$T/qtmp")"
+	kill -$sig $pid
+	wait $pid; s=$?
+	t_eq "emb-quantize, stalled stdin, SIG$sig: exit $(sigstatus $sig), the spool gone" \
+		"$s $(ls "$T/qtmp")" "$(sigstatus $sig) "
+	kill "$(cat "$T/producer")" 2> /dev/null
+done
 
 # --- exit statuses of the files besides stdout -----------------------------
 printf '{"embedding":[1,2]}\n{"embedding":[3,4]}\n' > "$T/vec.jsonl"

@@ -156,6 +156,18 @@ Test(file, read_limit_and_json_errors)
 	cr_assert_str_eq(emb_json_error_text(buf, sizeof(buf),
 	                 "unexpected token near end of file"),
 	                 "unexpected token near end of file");
+	/* jansson's other messages that show input: not shown either */
+	cr_assert_str_eq(emb_json_error_text(buf, sizeof(buf),
+	                 "invalid Unicode escape '\\uSECR' near '\"\\uSECR'"),
+	                 "invalid Unicode escape");
+	cr_assert_str_eq(emb_json_error_text(buf, sizeof(buf),
+	                 "invalid Unicode '\\uD834'"), "invalid Unicode escape");
+	cr_assert_str_eq(emb_json_error_text(buf, sizeof(buf),
+	                 "unable to decode byte 0xe9 near '\"caf'"),
+	                 "invalid UTF-8");
+	cr_assert_str_eq(emb_json_error_text(buf, sizeof(buf),
+	                 "control character 0x1 near '\"a'"),
+	                 "control character in a string");
 }
 
 Test(file, model_dir_check)

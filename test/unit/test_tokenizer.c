@@ -1037,3 +1037,129 @@ Test(tokenizer, corrupt_charsmap_no_crash)
 	emb_tokenizer_free(tok);
 	rm_dir(dir);
 }
+
+/* ------------------------------------------------------------------ */
+/* long texts in pieces (tk_chunk_safe): the same encoding as whole    */
+
+#include "tok/tok-internal.h"
+
+/* a long text of every corpus text (accents, CJK, emoji, punctuation,
+ * runs of spaces, newlines), with the tokenizer's added tokens here and
+ * there, over SIZE bytes; new (free()) */
+static char *long_text(const emb_tokenizer *tok, size_t size, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+	char *line = NULL, *s = malloc(size + 65536);
+	size_t cap = 0, n = 0, k = 0;
+	ssize_t l;
+
+	cr_assert_not_null(s);
+	data_path(path, sizeof(path), "corpus/texts.jsonl");
+	while (n < size) {
+		f = fopen(path, "r");
+		cr_assert_not_null(f);
+		while (n < size && (l = getline(&line, &cap, f)) > 0) {
+			json_t *r = json_loadb(line, (size_t)l, 0, NULL);
+			const char *t = json_string_value(json_object_get(r, "text"));
+			size_t tl = t ? strlen(t) : 0;
+			if (t && n + tl + 64 < size + 65536) {
+				memcpy(s + n, t, tl);
+				n += tl;
+				if (tok->n_added && k % 7 == 3) {
+					const char *c =
+					    tok->added[k % tok->n_added].content;
+					size_t cl = strlen(c);
+					if (n + cl + 3 < size + 65536) {
+						s[n++] = ' ';
+						memcpy(s + n, c, cl);
+						n += cl;
+					}
+				}
+				s[n++] = k % 5 ? ' ' : '\n';
+			}
+			k++;
+			json_decref(r);
+		}
+		fclose(f);
+	}
+	free(line);
+	*len = n;
+	return s;
+}
+
+static void check_chunked(const char *model, int want_chunked,
+                          size_t max_length)
+{
+	emb_tokenizer *tok = NULL;
+	char dir[4096], rel[512];
+	emb_err lerr = {{0}};
+
+	/* "synth/NAME": test/data/tokenize-synth/NAME */
+	snprintf(rel, sizeof(rel), "%s%s", strncmp(model, "synth/", 6) ?
+	         "models/" : "tokenize-synth/", strncmp(model, "synth/", 6) ?
+	         model : model + 6);
+	data_path(dir, sizeof(dir), rel);
+	cr_assert_eq(emb_tokenizer_load(&tok, dir, &lerr), 0, "load %s: %s",
+	             dir, lerr.msg);
+	emb_encoding a, b;
+	emb_tok_opts opts = {0};
+	emb_err err = {{0}};
+	size_t len, i;
+	char *text = long_text(tok, 5 * TK_CHUNK_BYTES, &len);
+
+	cr_assert_eq(tok->chunked, want_chunked, "%s: chunked is %d", model,
+	             tok->chunked);
+	opts.max_length = max_length;
+	emb_encoding_init(&a);
+	emb_encoding_init(&b);
+	cr_assert_eq(emb_tokenize(&a, tok, text, len, NULL, 0, &opts, &err), 0,
+	             "%s: %s", model, err.msg);
+	tok->chunked = 0;
+	cr_assert_eq(emb_tokenize(&b, tok, text, len, NULL, 0, &opts, &err), 0,
+	             "%s: %s", model, err.msg);
+	cr_assert_eq(a.len, b.len, "%s: %zu tokens in pieces, %zu whole", model,
+	             a.len, b.len);
+	cr_assert_eq(a.truncated, b.truncated);
+	for (i = 0; i < a.len; i++) {
+		cr_assert_eq(a.ids[i], b.ids[i], "%s: token %zu", model, i);
+		cr_assert_eq(a.type_ids[i], b.type_ids[i]);
+		cr_assert_eq(a.offsets[2 * i], b.offsets[2 * i],
+		             "%s: offset of token %zu", model, i);
+		cr_assert_eq(a.offsets[2 * i + 1], b.offsets[2 * i + 1]);
+		cr_assert_eq(a.special[i], b.special[i]);
+	}
+	if (max_length)
+		cr_assert(a.truncated > 0 && a.len == max_length);
+	else
+		cr_assert(a.len > len / 16, "%s: %zu tokens", model, a.len);
+	emb_encoding_release(&a);
+	emb_encoding_release(&b);
+	free(text);
+	emb_tokenizer_free(tok);
+}
+
+Test(tokenizer, chunked_same_as_whole)
+{
+	check_chunked("sentence-transformers--all-MiniLM-L6-v2", 1, 0);
+	check_chunked("sentence-transformers--all-mpnet-base-v2", 1, 0);
+	check_chunked("sentence-transformers--all-distilroberta-v1", 1, 0);
+	check_chunked("sentence-transformers--paraphrase-albert-small-v2", 1, 0);
+	check_chunked("Falconsai--text_summarization", 1, 0);
+	check_chunked("naver--splade_v2_distil", 1, 0);      /* vocab.txt */
+	check_chunked("sentence-transformers--all-MiniLM-L6-v2", 1, 300);
+	check_chunked("sentence-transformers--all-distilroberta-v1", 1, 7);
+	/* space-only added tokens: still in pieces; the same */
+	check_chunked("answerdotai--ModernBERT-large", 1, 0);
+	/* hand-made tokenizers: stages after the split, a Replace of a
+	 * non-ASCII literal, Digits, Punctuation, a prefix space */
+	check_chunked("synth/bpe-splits", 1, 0);
+	check_chunked("synth/bpe-chars-fallback", 1, 0);
+	/* an added token "hello world" (it could match across a cut),
+	 * Strip, Prepend, regex Replace: whole texts (and the same) */
+	check_chunked("synth/bl-prefix", 0, 0);
+	check_chunked("synth/bpe-qwen-split", 0, 0);
+	check_chunked("synth/uni-punct", 0, 0);
+	check_chunked("synth/unigram-fallback", 0, 0);
+	check_chunked("synth/empty-matches", 0, 0);
+}
