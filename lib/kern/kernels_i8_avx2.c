@@ -21,10 +21,13 @@
 
 #define AVXVNNI __attribute__((target("avx2,avxvnni")))
 
-/* 16 columns of one row: acc lo/hi (8 + 8 lanes) -> y, same epilogue */
-AVXVNNI static void avx_epilogue(float *y, __m256i lo, __m256i hi, float xs,
-                                 int32_t xz, const float *ws,
-                                 const int32_t *wsum, const float *b, int nc)
+#define AVX2Q __attribute__((target("avx2")))
+
+/* 16 sums of one row (lo: columns 0-7, hi: 8-15) -> y, the epilogue of
+ * the scalar kernel (no fused multiply-add) */
+AVX2Q static void avx2_epilogue(float *y, __m256i lo, __m256i hi, float xs,
+                                int32_t xz, const float *ws,
+                                const int32_t *wsum, const float *b, int nc)
 {
 	float out[16];
 	__m256i z = _mm256_set1_epi32(xz);
@@ -38,11 +41,16 @@ AVXVNNI static void avx_epilogue(float *y, __m256i lo, __m256i hi, float xs,
 		__m256 v = _mm256_mul_ps(sc, _mm256_cvtepi32_ps(d));
 		if (b)
 			v = _mm256_add_ps(v, _mm256_loadu_ps(b + 8 * h));
-		_mm256_storeu_ps(out + 8 * h, v);
+		if (nc == 16)
+			_mm256_storeu_ps(y + 8 * h, v);
+		else
+			_mm256_storeu_ps(out + 8 * h, v);
 	}
-	for (int c = 0; c < nc; c++)
-		y[c] = out[c];
+	if (nc < 16)
+		for (int c = 0; c < nc; c++)
+			y[c] = out[c];
 }
+
 
 AVXVNNI static void gemm_i8_avxvnni(float *y, int ldy, const uint8_t *u,
                                     int ldu, const float *xs,
@@ -89,12 +97,12 @@ AVXVNNI static void gemm_i8_avxvnni(float *y, int ldy, const uint8_t *u,
 			}
 			float *yi = y + (size_t)i * ldy + 16 * p;
 			const float *bq = b ? bp : NULL;
-			avx_epilogue(yi, l0, h0, xs[i], xz[i], wsp, sump, bq, nc);
-			avx_epilogue(yi + ldy, l1, h1, xs[i + 1], xz[i + 1], wsp, sump,
+			avx2_epilogue(yi, l0, h0, xs[i], xz[i], wsp, sump, bq, nc);
+			avx2_epilogue(yi + ldy, l1, h1, xs[i + 1], xz[i + 1], wsp, sump,
 			             bq, nc);
-			avx_epilogue(yi + 2 * (size_t)ldy, l2, h2, xs[i + 2], xz[i + 2],
+			avx2_epilogue(yi + 2 * (size_t)ldy, l2, h2, xs[i + 2], xz[i + 2],
 			             wsp, sump, bq, nc);
-			avx_epilogue(yi + 3 * (size_t)ldy, l3, h3, xs[i + 3], xz[i + 3],
+			avx2_epilogue(yi + 3 * (size_t)ldy, l3, h3, xs[i + 3], xz[i + 3],
 			             wsp, sump, bq, nc);
 		}
 		for (; i < m; i++) {
@@ -111,7 +119,7 @@ AVXVNNI static void gemm_i8_avxvnni(float *y, int ldy, const uint8_t *u,
 				hi = _mm256_dpbusd_avx_epi32(hi, xb,
 					_mm256_loadu_si256((const __m256i *)(w + 32)));
 			}
-			avx_epilogue(y + (size_t)i * ldy + 16 * p, lo, hi, xs[i], xz[i],
+			avx2_epilogue(y + (size_t)i * ldy + 16 * p, lo, hi, xs[i], xz[i],
 			             wsp, sump, b ? bp : NULL, nc);
 		}
 	}
@@ -125,7 +133,6 @@ emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
 	                                                   : NULL;
 }
 
-#define AVX2Q __attribute__((target("avx2")))
 
 /*
  * The int8 GEMM on plain AVX2 (no VNNI), from the same packed panels.
@@ -137,7 +144,7 @@ emb_gemm_i8_fn emb_gemm_i8_avxvnni(void)
  * activation words (broadcast) gives per column two int32 partial sums
  * (k 0+1 and k 2+3), kept apart until the end, where vphaddd adds them.
  * Integer sums are exact, so the order does not matter; the epilogue is
- * avx_epilogue's (the scalar operations).  Tiles of 3 rows x 16 columns:
+ * avx2_epilogue's (the scalar operations).  Tiles of 3 rows x 16 columns:
  * 12 accumulators, each widened weight piece used by 3 rows.
  */
 
@@ -151,33 +158,6 @@ AVX2Q static inline __attribute__((always_inline)) void avx2_hsum(__m256i *lo, _
 	*hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(c, d), 0xd8);
 }
 
-/* 16 sums of one row (lo: columns 0-7, hi: 8-15) -> y, the epilogue of
- * the scalar kernel (no fused multiply-add) */
-AVX2Q static void avx2_epilogue(float *y, __m256i lo, __m256i hi, float xs,
-                                int32_t xz, const float *ws,
-                                const int32_t *wsum, const float *b, int nc)
-{
-	float out[16];
-	__m256i z = _mm256_set1_epi32(xz);
-	__m256 s = _mm256_set1_ps(xs);
-
-	for (int h = 0; h < 2; h++) {
-		__m256i acc = h ? hi : lo;
-		__m256i d = _mm256_sub_epi32(acc, _mm256_mullo_epi32(z,
-			_mm256_loadu_si256((const __m256i *)(wsum + 8 * h))));
-		__m256 sc = _mm256_mul_ps(s, _mm256_loadu_ps(ws + 8 * h));
-		__m256 v = _mm256_mul_ps(sc, _mm256_cvtepi32_ps(d));
-		if (b)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(b + 8 * h));
-		if (nc == 16)
-			_mm256_storeu_ps(y + 8 * h, v);
-		else
-			_mm256_storeu_ps(out + 8 * h, v);
-	}
-	if (nc < 16)
-		for (int c = 0; c < nc; c++)
-			y[c] = out[c];
-}
 
 /* one panel (16 columns, pw) x rows [0, MR) of u, MR 1..3 */
 AVX2Q static inline __attribute__((always_inline)) void avx2_tile(float *y, int ldy, const uint8_t *u,
