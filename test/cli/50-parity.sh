@@ -4,14 +4,16 @@
 # last_hidden_state (1e-4), batched vs one-at-a-time (identical), and the
 # WordPiece tokenizer goldens (exact).  One line per case and field.
 #
-# A sanitizer build (make check-sanitize) skips, saying so, the three
-# cases that run the full-width minilm-l6 record by record or with int8
-# activations (minutes of instrumented matrix products); the same code
-# runs under the sanitizers in the bert-tiny-cls-bf16 one-at-a-time cases,
-# the int8 unit tests and check-valgrind, and the normal build runs them.
+# A sanitizer build (make check-sanitize) skips, saying so, the cases
+# that run a full-width model (minilm-l6, ce-minilm-l6) record by record,
+# with int8 activations or in bf16 (minutes of instrumented matrix
+# products); the same code runs under the sanitizers in the
+# bert-tiny-cls-bf16 and tiny-family cases, the int8 and bf16 unit tests
+# and check-valgrind, and the normal build runs them.
 T=$(t_tmpdir 50-parity)
 M="$EMB_TOP/test/parity.yaml"
-slow="minilm-l6-encode-pool-one-at-a-time minilm-l6-token-embeddings-one-at-a-time minilm-l6-w8a8"
+slow="minilm-l6-encode-pool-one-at-a-time minilm-l6-token-embeddings-one-at-a-time"
+slow="$slow minilm-l6-w8a8 minilm-l6-bf16 ce-minilm-l6-rerank-bf16"
 sanitized=
 grep -q '^EMB_\(SANITIZE\|TSAN\) = yes' "$EMB_TOP/config.mk" 2>/dev/null && sanitized=1
 n=$(grep -c '^  - name:' "$M")
@@ -19,7 +21,7 @@ if [ -n "$sanitized" ]; then
 	set --
 	for c in $(sed -n 's/^  - name: *//p' "$M"); do
 		case " $slow " in
-		*" $c "*) t_skip "$c" "a sanitizer build skips the full-width record-by-record and W8A8 cases" ;;
+		*" $c "*) t_skip "$c" "a sanitizer build skips the full-width record-by-record, W8A8 and bf16 cases" ;;
 		*) set -- "$@" --case "$c" ;;
 		esac
 	done
