@@ -21,26 +21,7 @@ import numpy as np
 import torch
 
 F = torch.nn.functional
-DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
-
-
-def load_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        hdr = json.loads(f.read(n))
-        blob = f.read()
-    out = {}
-    for k, v in hdr.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        if v["dtype"] == "BF16":
-            u = np.frombuffer(blob[a:b], dtype=np.uint16).astype(np.uint32) << 16
-            arr = u.view(np.float32)
-        else:
-            arr = np.frombuffer(blob[a:b], dtype=DT[v["dtype"]]).astype(np.float32)
-        out[k] = torch.from_numpy(arr.reshape(v["shape"]).copy())
-    return out
+from peers import load_safetensors  # bench/peers.py: F32/F16/BF16/I64/I32
 
 
 def strip(w, prefixes):

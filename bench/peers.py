@@ -30,8 +30,12 @@ def load_safetensors(path):
         if k == "__metadata__":
             continue
         a, b = v["data_offsets"]
-        arr = np.frombuffer(blob[a:b], dtype=DT[v["dtype"]]).reshape(v["shape"])
-        out[k] = torch.from_numpy(arr.astype(np.float32).copy())
+        if v["dtype"] == "BF16":
+            u = np.frombuffer(blob[a:b], dtype=np.uint16).astype(np.uint32) << 16
+            arr = u.view(np.float32)
+        else:
+            arr = np.frombuffer(blob[a:b], dtype=DT[v["dtype"]]).astype(np.float32)
+        out[k] = torch.from_numpy(arr.reshape(v["shape"]).copy())
     return out
 
 
@@ -164,4 +168,5 @@ def main():
                       "texts": len(rows), "tokens": ntok, "times": [round(t, 4) for t in times]}))
 
 
-main()
+if __name__ == "__main__":
+    main()
