@@ -20,6 +20,10 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
+# the families (emb_family_NAME, defined in the arch_*.c files above), in
+# the order model.c tries them: a new family is its arch_*.c file, its
+# object above and its name here (lib/nn/families.h is made from this)
+NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o lib/st/embed.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
@@ -66,11 +70,15 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
-	lib/st/search.h lib/st/embed.h
+	lib/st/search.h lib/st/embed.h lib/nn/families.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
+
+lib/nn/families.h: Makefile
+	{ echo '/* made by the Makefile from NN_FAMILIES: do not edit */'; \
+	for f in $(NN_FAMILIES); do echo "EMB_FAMILY($$f)"; done; } > $@
 
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
@@ -105,7 +113,7 @@ check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay
 	sh test/run-checks
 
 clean:
-	rm -f lib/*/*.o lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
+	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
 	rm -rf test/tmp test/fuzz/build build/pic
 

@@ -14,17 +14,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "nn/nn-internal.h"
-extern const emb_family emb_family_bert, emb_family_roberta,
-       emb_family_distilbert, emb_family_mpnet, emb_family_nomic,
-       emb_family_modernbert, emb_family_qwen3, emb_family_gemma3;
-
-/* the families in the order they are tried and listed; each names its
- * architectures and model types */
+/* the families in the order they are tried and listed (NN_FAMILIES in
+ * the Makefile); each names its architectures and model types */
+#define EMB_FAMILY(name) extern const emb_family emb_family_##name;
+#include "nn/families.h"
+#undef EMB_FAMILY
+#define EMB_FAMILY(name) &emb_family_##name,
 static const emb_family *const registry[] = {
-	&emb_family_bert, &emb_family_roberta, &emb_family_distilbert,
-	&emb_family_mpnet, &emb_family_nomic, &emb_family_modernbert,
-	&emb_family_qwen3, &emb_family_gemma3,
+#include "nn/families.h"
 };
+#undef EMB_FAMILY
 #define NFAMILIES (sizeof(registry) / sizeof(registry[0]))
 
 /* ------------------------------------------------------------------ */
