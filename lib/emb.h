@@ -42,6 +42,15 @@ extern "C" {
 /* public-api-begin */
 typedef struct emb_embedder emb_embedder;
 
+/* the arithmetic of the model's linear layers (README "Precision
+ * modes"; emb-encode --compute, --weights, --act) */
+enum emb_precision {
+	EMB_PRECISION_FP32 = 0, /* float32 (the default) */
+	EMB_PRECISION_BF16,     /* bf16 weights and activations, fp32 sums */
+	EMB_PRECISION_W8,       /* int8 weights per row, float activations */
+	EMB_PRECISION_W8A8,     /* int8 weights and int8 activations per row */
+};
+
 typedef struct emb_embedder_opts {
 	int threads;            /* 0: all online cores */
 	long max_length;        /* > 0: at most this many tokens per text (at
@@ -56,6 +65,7 @@ typedef struct emb_embedder_opts {
 	                           1: on */
 	int dim;                /* > 0: keep the first dim values, then
 	                           L2-normalize (Matryoshka); 0: all */
+	int precision;          /* enum emb_precision */
 } emb_embedder_opts;
 
 /* the defaults: everything as the model's sentence-transformers

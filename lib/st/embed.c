@@ -492,8 +492,11 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 		return fail_msg(err, errsz, &er);
 	}
 	if (o->dim < 0 || o->normalize < -1 || o->normalize > 1 ||
-	    o->max_length < -1 || o->threads < 0) {
-		emb_err_set(&er, "bad option (dim, normalize, max_length or threads)");
+	    o->max_length < -1 || o->threads < 0 ||
+	    o->precision < EMB_PRECISION_FP32 ||
+	    o->precision > EMB_PRECISION_W8A8) {
+		emb_err_set(&er, "bad option (dim, normalize, max_length, "
+		            "threads or precision)");
 		return fail_msg(err, errsz, &er);
 	}
 	if (!(e = calloc(1, sizeof(*e))) ||
@@ -508,6 +511,10 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 		emb_encoding_init(&e->encs[i]);
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = o->threads;
+	mo.compute_bf16 = o->precision == EMB_PRECISION_BF16;
+	mo.weights_int8 = o->precision == EMB_PRECISION_W8 ||
+	                  o->precision == EMB_PRECISION_W8A8;
+	mo.act_int8 = o->precision == EMB_PRECISION_W8A8;
 	if (emb_model_load(&e->m, dir, &mo, &er) < 0)
 		goto fail;
 	e->hidden = emb_model_hidden_size(e->m);

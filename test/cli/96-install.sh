@@ -88,6 +88,31 @@ check() {
 }
 check minilm-l6
 check gemma-embed-tiny query
+# the precision modes through emb_embedder_opts.precision: the same bits
+# as the command's flags, and not those of fp32
+# precision NAME FLAGS...
+precision() {
+	p=$1; shift
+	emb-encode -m "$m" -j 2 --pool --raw "$@" "$T/texts.txt" > "$T/cli-$p.jsonl" 2> "$T/err"
+	t_eq "$p: emb-encode --pool $*" "$?$(cat "$T/err")" 0
+	"$T/embed-static" -p $p "$m" < "$T/texts.txt" > "$T/lib-$p.jsonl" 2> "$T/err"
+	t_eq "$p: precision $p: exit 0" "$?" 0
+	t_ok "$p: precision $p == emb-encode --pool $* (atol 0)" \
+		emb-validate --quiet --atol 0 --field embedding "$T/cli-$p.jsonl" "$T/lib-$p.jsonl"
+	[ "$p" = fp32 ] && return
+	if emb-validate --quiet --atol 0 --field embedding "$T/cli-fp32.jsonl" "$T/lib-$p.jsonl" > /dev/null 2>&1; then
+		t_fail "$p: precision $p differs from fp32"
+	else
+		t_pass "$p: precision $p differs from fp32"
+	fi
+}
+m=$(t_fixture minilm-l6)
+precision fp32
+precision bf16 --compute bf16
+precision w8 --weights int8
+precision w8a8 --weights int8 --act int8
+"$T/embed-static" -p fp16 "$m" < /dev/null > /dev/null 2>&1
+t_eq "an unknown precision is a usage error" "$?" 2
 # the prompt matters (the test would pass vacuously otherwise)
 m=$(t_fixture gemma-embed-tiny)
 "$T/embed-static" "$m" < "$T/texts.txt" > "$T/noprompt.jsonl" 2> /dev/null
