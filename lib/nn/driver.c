@@ -17,7 +17,11 @@
  * frequencies per layer, optional per-length hook), GQA, causal or a
  * window per layer, an MPNet relative position bias; ffn: an MLP
  * down(act(up x)) or gated (act on the first or the second half).
- * Post-norm MLP layers take the fused row-block path (emb_post_attn_fwd).
+ * Q, K and V are one stacked GEMM, so are a gated FFN's two halves.
+ * Everything after attention (o, residuals, norms, the FFN, and the norm
+ * that follows: the next layer's pre-norm or the final norm) is one call,
+ * emb_post_attn_fwd (layers.c): row blocks on large batches, the layers
+ * one by one otherwise or with $EMB_NO_FUSE, the same bits either way.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -234,33 +238,26 @@ static float *rel_bias(const emb_model *m, int maxlen, emb_err *err)
 /* ------------------------------------------------------------------ */
 /* the layer loop                                                      */
 
-/* h (T,H) += x (T,H) */
-static void add_rows(const emb_model *m, float *h, const float *x, size_t T)
-{
-	size_t H = (size_t)m->hidden;
-
-	for (size_t t = 0; t < T; t++)
-		m->k->add(h + t * H, x + t * H, (int)H);
-}
-
-/* x (T,H) = ffn(in (T,H)); mid scratch (T,3I) */
-static void ffn_fwd(emb_model *m, float *x, const float *in, float *mid,
-                    size_t T, const emb_layer *L)
+/* the post-attention half of layer l (layers.c); next: the norm that
+ * follows it (the next layer's pre-norm into x, the final norm in place
+ * on h) or none */
+static emb_post_attn post_of(const emb_model *m, int l, float *h, float *x)
 {
 	const emb_net *d = &m->net;
-	size_t H = (size_t)m->hidden, I = (size_t)m->inter;
+	const emb_layer *L = &d->layer[l];
+	emb_post_attn p = { &L->o, &L->up, &L->down, &L->attn_norm,
+	                    &L->ffn_norm, &L->post_attn, &L->post_ffn, NULL,
+	                    NULL, d->place, d->ffn, m->act };
 
-	if (d->ffn == EMB_FFN_MLP) {
-		emb_linear_act_fwd(m, mid, (int)I, in, (int)H, (int)T, &L->up,
-		                   m->act);
-		emb_linear_fwd(m, x, (int)H, mid, (int)I, (int)T, &L->down);
-		return;
+	if (l + 1 < m->layers && d->place == EMB_PLACE_PRE &&
+	    d->layer[l + 1].attn_norm.n) {
+		p.next = &d->layer[l + 1].attn_norm;
+		p.out = x;
+	} else if (l + 1 == m->layers && d->final_norm.n) {
+		p.next = &d->final_norm;
+		p.out = h;
 	}
-	// mid (T,2I) = [a | b] = up in; (T,I) = act(a) * b or a * act(b)
-	emb_linear_fwd(m, mid, 2 * (int)I, in, (int)H, (int)T, &L->up);
-	emb_glu_fwd(m, mid + T * 2 * I, mid, (int)T, (int)I, m->act,
-	            d->ffn == EMB_FFN_GLU);
-	emb_linear_fwd(m, x, (int)H, mid + T * 2 * I, (int)I, (int)T, &L->down);
+	return p;
 }
 
 int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
@@ -270,27 +267,20 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	size_t T = (size_t)b->ntok, H = (size_t)m->hidden, I = (size_t)m->inter;
 	size_t nq = (size_t)m->heads * m->head_dim;
 	size_t nkv = (size_t)d->kv_heads * m->head_dim, nqkv = nq + 2 * nkv;
-	int fuse = d->place == EMB_PLACE_POST && d->ffn == EMB_FFN_MLP;
 	float *qkv, *ctx, *x, *mid, *h = out, *relbias = NULL;
 	embed_job ej = { m, h, b };
-	emb_post_attn pa = { 0 };
-	size_t nmid, per = nqkv + nq + H;
-	int rc = -1;
+	emb_post_attn pa;
+	size_t nmid = 0, per = nqkv + nq + H;
+	int rc = -1, normed = 0;
 
-	if (fuse && m->layers > 0)
-		pa = (emb_post_attn){ &d->layer[0].o, &d->layer[0].up,
-		                      &d->layer[0].down, &d->layer[0].attn_norm,
-		                      &d->layer[0].ffn_norm, m->act };
-	/* scratch: qkv (T,nqkv), ctx (T,nq), x (T,H), mid: the fused path's
-	 * (T,I) or none, else (T,3I) */
-	if (fuse)
-		nmid = m->layers > 0 ? emb_post_attn_scratch(m, (int)T, &pa) : 0;
-	else
-		per += 3 * I;
-	if (T > SIZE_MAX / (per + (fuse ? I : 0)) / sizeof(float))
+	/* scratch: qkv (T,nqkv), ctx (T,nq), x (T,H), mid: none for the
+	 * row blocks, else (T,I) or (T,3I) gated */
+	if (T > SIZE_MAX / (per + 3 * I) / sizeof(float))
 		return emb_err_set(err, "batch of %zu tokens is too large", T);
-	if (!fuse)
-		nmid = 0;
+	if (m->layers > 0) {
+		pa = post_of(m, 0, h, NULL);
+		nmid = emb_post_attn_scratch(m, (int)T, &pa);
+	}
 	if (!(qkv = emb_model_scratch(m, T * per + nmid, err)))
 		return -1;
 	ctx = qkv + T * nqkv;
@@ -319,9 +309,11 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 		};
 		const float *in = h;
 
-		// x = attn_norm(h) (pre-norm); qkv (T,nqkv) = in @ Wqkv^T
+		// x = attn_norm(h) (pre-norm; layer 0's here, the others' at
+		// the end of the layer before); qkv (T,nqkv) = in @ Wqkv^T
 		if (d->place == EMB_PLACE_PRE && L->attn_norm.n) {
-			emb_norm_fwd(m, x, h, NULL, (int)T, &L->attn_norm);
+			if (!normed)
+				emb_norm_fwd(m, x, h, NULL, (int)T, &L->attn_norm);
 			in = x;
 		}
 		emb_linear_fwd(m, qkv, (int)nqkv, in, (int)H, (int)T, &L->qkv);
@@ -335,38 +327,15 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 		if ((d->pos == EMB_POS_ROPE && emb_rope_fwd(m, &r, b, err)) ||
 		    emb_attention(m, ctx, &a, b, err))
 			goto out;
-		if (fuse) {
-			// h = ffn_norm(h1 + down(act(up(h1)))), h1 = attn_norm(h + o ctx)
-			pa = (emb_post_attn){ &L->o, &L->up, &L->down, &L->attn_norm,
-			                      &L->ffn_norm, m->act };
-			if (emb_post_attn_fwd(m, h, ctx, x, nmid ? mid : NULL, (int)T,
-			                      &pa, err))
-				goto out;
-			continue;
-		}
-		// x = o ctx; h = attn_norm(h + x) or h += [post_attn](x)
-		emb_linear_fwd(m, x, (int)H, ctx, (int)nq, (int)T, &L->o);
-		if (d->place == EMB_PLACE_POST) {
-			emb_norm_fwd(m, h, x, h, (int)T, &L->attn_norm);
-			in = h;
-		} else {
-			if (L->post_attn.n)
-				emb_norm_fwd(m, x, x, NULL, (int)T, &L->post_attn);
-			add_rows(m, h, x, T);
-			emb_norm_fwd(m, x, h, NULL, (int)T, &L->ffn_norm);
-			in = x;
-		}
-		// x = ffn(in); h = ffn_norm(h + x) or h += [post_ffn](x)
-		ffn_fwd(m, x, in, mid, T, L);
-		if (d->place == EMB_PLACE_POST) {
-			emb_norm_fwd(m, h, x, h, (int)T, &L->ffn_norm);
-		} else {
-			if (L->post_ffn.n)
-				emb_norm_fwd(m, x, x, NULL, (int)T, &L->post_ffn);
-			add_rows(m, h, x, T);
-		}
+		// h = the layer's output from ctx (o, residuals, norms, ffn), then
+		// the next norm: x = next attn_norm(h) or h = final_norm(h)
+		pa = post_of(m, l, h, x);
+		if (emb_post_attn_fwd(m, h, ctx, x, nmid ? mid : NULL, (int)T, &pa,
+		                      err))
+			goto out;
+		normed = pa.next != NULL;
 	}
-	if (d->final_norm.n)
+	if (d->final_norm.n && m->layers == 0)
 		emb_norm_fwd(m, h, h, NULL, (int)T, &d->final_norm);
 	rc = 0;
 out:

@@ -340,28 +340,32 @@ void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
 	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, norm_task, &j);
 }
 
+/* x (n) in place: act (EMB_ACT_*) */
+static void act_row(const emb_kernels *k, float *x, int n, int act)
+{
+	switch (act) {
+	case EMB_ACT_GELU: k->gelu(x, n); break;
+	case EMB_ACT_GELU_TANH: k->gelu_tanh(x, n); break;
+	case EMB_ACT_RELU: k->relu(x, n); break;
+	case EMB_ACT_TANH:
+		for (int i = 0; i < n; i++)
+			x[i] = tanhf(x[i]);
+		break;
+	case EMB_ACT_SILU:
+		for (int i = 0; i < n; i++)
+			x[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
+		break;
+	default: break;
+	}
+}
+
 static void act_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const rows_job *j = ctx;
 
 	(void)tid;
-	for (size_t r = begin; r < end; r++) {
-		float *x = j->y + r * j->n;
-		switch (j->act) {
-		case EMB_ACT_GELU: j->k->gelu(x, j->n); break;
-		case EMB_ACT_GELU_TANH: j->k->gelu_tanh(x, j->n); break;
-		case EMB_ACT_RELU: j->k->relu(x, j->n); break;
-		case EMB_ACT_TANH:
-			for (int i = 0; i < j->n; i++)
-				x[i] = tanhf(x[i]);
-			break;
-		case EMB_ACT_SILU:
-			for (int i = 0; i < j->n; i++)
-				x[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
-			break;
-		default: break;
-		}
-	}
+	for (size_t r = begin; r < end; r++)
+		act_row(j->k, j->y + r * j->n, j->n, j->act);
 }
 
 void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act)
@@ -373,31 +377,85 @@ void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act)
 		                act_task, &j);
 }
 
+/* out (rows, n) = act(x[a]) * x[b] where x (rows, 2n) holds [first | second]
+ * and act_first picks which half the activation applies to */
+typedef struct glu_job {
+	const emb_kernels *k;
+	float *y;
+	const float *x;
+	int n, act, act_first;
+} glu_job;
+
+/* y (n) = act(a) * b, or a * act(b) when act_first is 0, from x (2n) =
+ * [a | b] */
+static void glu_row(const emb_kernels *k, float *y, const float *x, int n,
+                    int act, int act_first)
+{
+	const float *a = x, *b = x + n;
+
+	if (!act_first) {
+		a = x + n;
+		b = x;
+	}
+	memcpy(y, a, (size_t)n * sizeof(float));
+	act_row(k, y, n, act);
+	for (int i = 0; i < n; i++)
+		y[i] *= b[i];
+}
+
+static void glu_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const glu_job *j = ctx;
+
+	(void)tid;
+	for (size_t r = begin; r < end; r++)
+		glu_row(j->k, j->y + r * j->n, j->x + r * 2 * j->n, j->n, j->act,
+		        j->act_first);
+}
+
+void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
+                 int act, int act_first)
+{
+	glu_job j = { m->k, y, x, n, act, act_first };
+
+	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, glu_task, &j);
+}
+
 /*
- * The post-attention half of a post-LN encoder layer (BERT) in row blocks:
- * each task takes RB rows through the output projection, residual +
- * LayerNorm, the feed-forward pair and the second residual + LayerNorm,
- * with its (RB, inter) intermediate in the thread's own scratch (L2-hot)
- * instead of a (rows, inter) buffer in memory, and one wait for the
- * threads instead of five.  Every row's arithmetic is that of the
- * separate layers (the kernels' results do not depend on the call
- * shape), so the output is bit-identical.  Used when there are enough row
- * blocks for every thread; small batches keep the column-split GEMMs.
+ * The post-attention half of a layer, every family's (driver.c):
+ *
+ *   post-norm (BERT, nomic):
+ *     t = o ctx; h = attn_norm(h + t); t = ffn(h); h = ffn_norm(h + t)
+ *   pre-norm (ModernBERT, Qwen3, Gemma 3):
+ *     t = [post_attn](o ctx); h += t; t = ffn(ffn_norm(h));
+ *     h += [post_ffn](t)
+ *   then, optionally, out = next(h): the next layer's attn_norm into its
+ *   QKV input, or the final norm in place (residual + norm fused)
+ *
+ * with ffn an MLP down(act(up x)) or gated down(glu(up x)).  Large
+ * batches run in row blocks: each task takes its rows through the output
+ * projection, the residual and norms, the feed-forward pair and the next
+ * norm, with its intermediates in the thread's own scratch (L2-hot)
+ * instead of (rows, inter) buffers in memory, and one wait for the
+ * threads instead of six to nine.  Every linear takes the path
+ * emb_linear_act_fwd would: fp32 panels (bias and gelu/relu in the GEMM
+ * epilogue), bf16 (bf16_block) or W8A8 (the block's rows quantized in
+ * the task, emb_linear_i8_rows); W8 is fp32 on dequantized weights.
+ * Every row's arithmetic is that of the separate layers (the kernels'
+ * results depend neither on the number of rows nor on the column split),
+ * so the output is bit-identical to the layers one by one ($EMB_NO_FUSE).
+ * Used when there are enough row blocks for every thread; small batches
+ * keep the column-split GEMMs.
  */
 #define POST_RB 96      /* rows per block at most (the kernel's own block) */
 
 /* rows per block, or 0: run the layers one by one */
-static int post_rows(const emb_model *m, int rows, const emb_post_attn *p)
+static int post_rows(const emb_model *m, int rows)
 {
 	int nt = emb_threads_count(m->tp), nb;
-	const emb_linear *ls[3] = { p->o, p->up, p->down };
 
 	if (m->no_fuse)
 		return 0;
-	for (int i = 0; i < 3; i++)
-		if ((ls[i]->wq && m->gemm_i8) ||    /* W8A8 goes through linear_i8 */
-		    ls[i]->wb)                      /* bf16: through linear_task */
-			return 0;
 	nb = (rows + POST_RB - 1) / POST_RB;
 	if (nb < 2 * nt)
 		return 0;
@@ -405,10 +463,51 @@ static int post_rows(const emb_model *m, int rows, const emb_post_attn *p)
 	return ((rows + nb - 1) / nb + 5) / 6 * 6;  /* the kernel's 6 rows */
 }
 
+static int gated(const emb_post_attn *p)
+{
+	return p->ffn != EMB_FFN_MLP;
+}
+
 size_t emb_post_attn_scratch(const emb_model *m, int rows,
                              const emb_post_attn *p)
 {
-	return post_rows(m, rows, p) ? 0 : (size_t)rows * p->up->out;
+	if (post_rows(m, rows))
+		return 0;
+	return (size_t)rows * (p->up->out + (gated(p) ? p->down->in : 0));
+}
+
+static int is_i8(const emb_model *m, const emb_linear *l)
+{
+	return l->wq && m->gemm_i8;
+}
+
+/* y (n, l->out) = act(x (n, l->in) @ W^T + b) in the calling thread, the
+ * path and the bits emb_linear_act_fwd gives; q8: W8A8 scratch
+ * (emb_linear_i8_scratch bytes) */
+static void block_linear(const emb_model *m, float *y, int ldy,
+                         const float *x, int ldx, int n, const emb_linear *l,
+                         int act, uint8_t *q8)
+{
+	const emb_kernels *k = m->k;
+	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
+	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
+	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : EMB_KACT_NONE;
+	int rest = kact == EMB_KACT_NONE ? act : EMB_ACT_NONE;
+
+	if (is_i8(m, l))
+		// x (n, in) -> u8 rows; @ Wq^T -> y (n, out), kact per 64 columns
+		emb_linear_i8_rows(m, y, ldy, x, ldx, n, l, kact, q8);
+	else if (l->wb)
+		bf16_block(k, y, ldy, x, ldx, l, 0, 0, l->out, n, kact);
+	else if (kact == EMB_KACT_NONE)
+		k->gemm(y, ldy, x, ldx, l->wp, l->b, n, l->out, l->in);
+	else
+		k->gemm_act(y, ldy, x, ldx, l->wp, l->b, n, l->out, l->in, kact);
+	/* activations the epilogues do not fuse: a second pass, as
+	 * emb_linear_act_fwd makes */
+	if (rest != EMB_ACT_NONE)
+		for (int r = 0; r < n; r++)
+			act_row(k, y + (size_t)r * ldy, l->out, rest);
 }
 
 typedef struct post_job {
@@ -417,6 +516,7 @@ typedef struct post_job {
 	const float *ctx;
 	const emb_post_attn *p;
 	int rows, rb;
+	size_t q8_off;          /* bytes into each thread's slice */
 } post_job;
 
 static void norm_row(const emb_kernels *k, const emb_norm *nm, float *y,
@@ -433,66 +533,146 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 	const post_job *j = ctx;
 	const emb_post_attn *p = j->p;
 	const emb_kernels *k = j->m->k;
-	int H = p->o->out, I = p->up->out;
+	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
+	int pre = p->place == EMB_PLACE_PRE;
 	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
-	float *mid = t + (size_t)j->rb * H;
-	rows_job aj = { k, NULL, NULL, NULL, I, p->act, NULL };
-	int kact = p->act == EMB_ACT_GELU ? EMB_KACT_GELU
-	         : p->act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
-	         : p->act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+	float *mid = t + (size_t)j->rb * H;         /* (rb, U) */
+	float *g = mid + (size_t)j->rb * U;         /* gated: (rb, I) */
+	uint8_t *q8 = (uint8_t *)t + j->q8_off;
 
 	for (size_t blk = begin; blk < end; blk++) {
 		int r0 = (int)blk * j->rb;
 		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
 		float *h = j->h + (size_t)r0 * H;
+		const float *in = h;
 		if (n <= 0)
 			continue;
-		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H); h = LN1(h + t)
-		k->gemm(t, H, j->ctx + (size_t)r0 * p->o->in, p->o->in, p->o->wp,
-		        p->o->b, n, H, p->o->in);
+		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
+		block_linear(j->m, t, H, j->ctx + (size_t)r0 * Hc, Hc, n, p->o,
+		             EMB_ACT_NONE, q8);
+		// post: h = attn_norm(h + t); pre: h += [post_attn](t),
+		// t = ffn_norm(h)
 		for (int r = 0; r < n; r++) {
-			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
-			norm_row(k, p->ln1, h + (size_t)r * H, h + (size_t)r * H);
+			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
+			if (!pre) {
+				k->add(hr, tr, H);
+				norm_row(k, p->attn_norm, hr, hr);
+				continue;
+			}
+			if (p->post_attn->n)
+				norm_row(k, p->post_attn, tr, tr);
+			k->add(hr, tr, H);
+			norm_row(k, p->ffn_norm, tr, hr);
 		}
-		// act(h (n,H) @ W1 (I,H)^T) -> mid (n,I)
-		if (kact >= 0 && k->gemm_act) {
-			k->gemm_act(mid, I, h, H, p->up->wp, p->up->b, n, I, H, kact);
+		if (pre)
+			in = t;
+		if (!gated(p)) {
+			// act(in (n,H) @ Wup (I,H)^T) -> mid (n,I)
+			block_linear(j->m, mid, U, in, H, n, p->up, p->act, q8);
 		} else {
-			k->gemm(mid, I, h, H, p->up->wp, p->up->b, n, I, H);
-			aj.y = mid;
-			act_task(&aj, 0, (size_t)n, tid);
+			// in (n,H) @ Wup (2I,H)^T -> mid (n,2I); g (n,I) = glu(mid)
+			block_linear(j->m, mid, U, in, H, n, p->up, EMB_ACT_NONE, q8);
+			for (int r = 0; r < n; r++)
+				glu_row(k, g + (size_t)r * I, mid + (size_t)r * U, I,
+				        p->act, p->ffn == EMB_FFN_GLU);
 		}
-		// mid (n,I) @ W2 (H,I)^T -> t (n,H); h = LN2(h + t)
-		k->gemm(t, H, mid, I, p->down->wp, p->down->b, n, H, I);
+		// mid or g (n,I) @ Wdown (H,I)^T -> t (n,H)
+		block_linear(j->m, t, H, gated(p) ? g : mid, I, n, p->down,
+		             EMB_ACT_NONE, q8);
+		// post: h = ffn_norm(h + t); pre: h += [post_ffn](t); then
+		// out = next(h)
 		for (int r = 0; r < n; r++) {
-			k->add(h + (size_t)r * H, t + (size_t)r * H, H);
-			norm_row(k, p->ln2, h + (size_t)r * H, h + (size_t)r * H);
+			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
+			if (!pre) {
+				k->add(hr, tr, H);
+				norm_row(k, p->ffn_norm, hr, hr);
+			} else {
+				if (p->post_ffn->n)
+					norm_row(k, p->post_ffn, tr, tr);
+				k->add(hr, tr, H);
+			}
+			if (p->next)
+				norm_row(k, p->next, p->out + (size_t)(r0 + r) * H, hr);
 		}
 	}
+}
+
+/* h (T,H) += x (T,H) */
+static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
+                     size_t H)
+{
+	for (size_t t = 0; t < T; t++)
+		m->k->add(h + t * H, x + t * H, (int)H);
+}
+
+/* the layers one by one: x (rows,H) and mid scratch */
+static void post_layers(emb_model *m, float *h, const float *ctx, float *x,
+                        float *mid, int rows, const emb_post_attn *p)
+{
+	int H = p->o->out, U = p->up->out, I = p->down->in;
+	int pre = p->place == EMB_PLACE_PRE;
+	const float *in = h;
+
+	// x = o ctx; h = attn_norm(h + x) or h += [post_attn](x)
+	emb_linear_fwd(m, x, H, ctx, p->o->in, rows, p->o);
+	if (!pre) {
+		emb_norm_fwd(m, h, x, h, rows, p->attn_norm);
+	} else {
+		if (p->post_attn->n)
+			emb_norm_fwd(m, x, x, NULL, rows, p->post_attn);
+		add_rows(m, h, x, (size_t)rows, (size_t)H);
+		emb_norm_fwd(m, x, h, NULL, rows, p->ffn_norm);
+		in = x;
+	}
+	// x = ffn(in): down(act(up in)), or down(glu(up in)) with mid (T,2I)
+	// then (T,I)
+	if (!gated(p)) {
+		emb_linear_act_fwd(m, mid, I, in, H, rows, p->up, p->act);
+		emb_linear_fwd(m, x, H, mid, I, rows, p->down);
+	} else {
+		float *g = mid + (size_t)rows * U;
+		emb_linear_fwd(m, mid, U, in, H, rows, p->up);
+		emb_glu_fwd(m, g, mid, rows, I, p->act, p->ffn == EMB_FFN_GLU);
+		emb_linear_fwd(m, x, H, g, I, rows, p->down);
+	}
+	// h = ffn_norm(h + x) or h += [post_ffn](x); out = next(h)
+	if (!pre) {
+		emb_norm_fwd(m, h, x, h, rows, p->ffn_norm);
+	} else {
+		if (p->post_ffn->n)
+			emb_norm_fwd(m, x, x, NULL, rows, p->post_ffn);
+		add_rows(m, h, x, (size_t)rows, (size_t)H);
+	}
+	if (p->next)
+		emb_norm_fwd(m, p->out, h, NULL, rows, p->next);
 }
 
 int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
                       float *mid, int rows, const emb_post_attn *p,
                       emb_err *err)
 {
-	int rb = post_rows(m, rows, p), H = p->o->out, I = p->up->out;
-	int nt = emb_threads_count(m->tp);
-	post_job j = { m, h, ctx, p, rows, rb };
+	int rb = post_rows(m, rows), H = p->o->out, U = p->up->out;
+	int I = p->down->in, nt = emb_threads_count(m->tp);
+	const emb_linear *ls[3] = { p->o, p->up, p->down };
+	post_job j = { m, h, ctx, p, rows, rb, 0 };
+	size_t fl, q8 = 0, each;
 
 	if (rows <= 0)
 		return 0;
 	if (!rb) {
-		// ctx (T,Hc) @ Wo (H,Hc)^T -> tmp (T,H); h = LN1(tmp + h)
-		emb_linear_fwd(m, tmp, H, ctx, p->o->in, rows, p->o);
-		emb_norm_fwd(m, h, tmp, h, rows, p->ln1);
-		// act(h (T,H) @ W1 (I,H)^T) -> mid (T,I)
-		emb_linear_act_fwd(m, mid, I, h, H, rows, p->up, p->act);
-		// mid (T,I) @ W2 (H,I)^T -> tmp (T,H); h = LN2(tmp + h)
-		emb_linear_fwd(m, tmp, H, mid, I, rows, p->down);
-		emb_norm_fwd(m, h, tmp, h, rows, p->ln2);
+		post_layers(m, h, ctx, tmp, mid, rows, p);
 		return 0;
 	}
-	size_t each = ((size_t)rb * (H + I) + 15) / 16 * 16;
+	/* per thread: t (rb,H), mid (rb,U), [g (rb,I)], then the W8A8 rows
+	 * of the widest int8 input, at a cache line */
+	fl = (size_t)rb * ((size_t)H + U + (gated(p) ? (size_t)I : 0));
+	fl = (fl + 15) / 16 * 16;
+	for (int i = 0; i < 3; i++)
+		if (is_i8(m, ls[i]) && emb_linear_i8_scratch(ls[i], rb) > q8)
+			q8 = emb_linear_i8_scratch(ls[i], rb);
+	each = fl + (q8 + sizeof(float) - 1) / sizeof(float);
+	each = (each + 15) / 16 * 16;
+	j.q8_off = fl * sizeof(float);
 	if (each > m->rscratch_each) {
 		size_t cap = m->rscratch_len / sizeof(float);
 		m->rscratch_each = 0;
@@ -503,45 +683,6 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	}
 	emb_threads_for(m->tp, (size_t)(rows + rb - 1) / rb, 1, post_task, &j);
 	return 0;
-}
-
-/* out (rows, n) = act(x[a]) * x[b] where x (rows, 2n) holds [first | second]
- * and act_first picks which half the activation applies to */
-typedef struct glu_job {
-	const emb_kernels *k;
-	float *y;
-	const float *x;
-	int n, act, act_first;
-} glu_job;
-
-static void glu_task(void *ctx, size_t begin, size_t end, int tid)
-{
-	const glu_job *j = ctx;
-	rows_job rj = { j->k, NULL, NULL, NULL, j->n, j->act, NULL };
-
-	(void)tid;
-	for (size_t r = begin; r < end; r++) {
-		float *y = j->y + r * j->n;
-		const float *a = j->x + r * 2 * j->n, *b = a + j->n;
-		if (!j->act_first) {
-			const float *t = a;
-			a = b;
-			b = t;
-		}
-		memcpy(y, a, (size_t)j->n * sizeof(float));
-		rj.y = y;
-		act_task(&rj, 0, 1, 0);
-		for (int i = 0; i < j->n; i++)
-			y[i] *= b[i];
-	}
-}
-
-void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
-                 int act, int act_first)
-{
-	glu_job j = { m->k, y, x, n, act, act_first };
-
-	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, glu_task, &j);
 }
 
 /* per-head RMSNorm (q/k norm): nheads heads of dh at row stride ld */

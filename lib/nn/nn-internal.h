@@ -366,20 +366,32 @@ void emb_act_fwd(emb_model *m, float *x, int rows, int cols, int act);
  * first * act(second) when act_first is 0 */
 void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
                  int act, int act_first);
-/* the post-attention half of a post-LN layer (BERT):
- * h = LN2(h1 + down(act(up(h1)))) with h1 = LN1(h + o(ctx)) */
+/*
+ * The post-attention half of a layer (every family):
+ *   post-norm: h = ffn_norm(h1 + ffn(h1)), h1 = attn_norm(h + o(ctx))
+ *   pre-norm:  h1 = h + [post_attn](o(ctx));
+ *              h = h1 + [post_ffn](ffn(ffn_norm(h1)))
+ * then out = next(h) when next is set (the next layer's pre-norm into
+ * its QKV input, or the final norm with out == h); ffn per enum emb_ffn.
+ */
 typedef struct emb_post_attn {
-	const emb_linear *o, *up, *down;
-	const emb_norm *ln1, *ln2;
+	const emb_linear *o, *up, *down;    /* up: (I or 2I, H) */
+	const emb_norm *attn_norm, *ffn_norm;
+	const emb_norm *post_attn, *post_ffn;   /* pre-norm; n == 0: none */
+	const emb_norm *next;   /* NULL: none */
+	float *out;             /* (rows, H): next(h); may be h; borrowed */
+	int place;              /* enum emb_place */
+	int ffn;                /* enum emb_ffn */
 	int act;                /* enum emb_act */
 } emb_post_attn;
 /* floats of mid emb_post_attn_fwd needs for rows (0: it may be NULL) */
 size_t emb_post_attn_scratch(const emb_model *m, int rows,
                              const emb_post_attn *p);
 /* h (rows, H) in place from ctx (rows, o->in); tmp (rows, H) and mid
- * (emb_post_attn_scratch floats) are scratch.  Row blocks in parallel
- * when the batch is large (bit-identical to the layers one by one).
- * -1 only when out of memory. */
+ * (emb_post_attn_scratch floats) are scratch (tmp may be p->out).  Row
+ * blocks in parallel when the batch is large (bit-identical to the
+ * layers one by one; every linear kind: fp32, W8, W8A8, bf16).  -1 only
+ * when out of memory. */
 int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
                       float *mid, int rows, const emb_post_attn *p,
                       emb_err *err);

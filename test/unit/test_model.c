@@ -320,28 +320,64 @@ Test(model, batching_and_threads_bitwise)
 	free(dir);
 }
 
+/* the linear-layer modes every family runs: fp32, bf16 compute, W8
+ * (int8 weights, fp32 GEMM on their round trip), W8A8 */
+typedef struct fuse_mode {
+	const char *name;
+	emb_model_opts o;
+} fuse_mode;
+
+static const fuse_mode fuse_modes[] = {
+	{ "fp32", { 0 } },
+	{ "bf16", { .compute_bf16 = 1 } },
+	{ "W8", { .weights_int8 = 1 } },
+	{ "W8A8", { .weights_int8 = 1, .act_int8 = 1 } },
+};
+
+static emb_model *load_mode(const char *dir, int threads, const fuse_mode *md)
+{
+	emb_model *m = NULL;
+	emb_err err = { "" };
+	emb_model_opts o = md->o;
+
+	o.threads = threads;
+	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "load %s (%s): %s",
+	             dir, md->name, err.msg);
+	return m;
+}
+
 /*
- * The fused paths (model.c: attention one task per sequence over a
- * per-thread K/V buffer; the post-attention half of each layer in row
- * blocks) against the layers one by one ($EMB_NO_FUSE), bit for bit, on
- * a batch big enough for both at 1 and 2 threads; and sequences alone
- * (too few for either) against their rows of the batch.
+ * The fused paths (attention one task per sequence over a per-thread K/V
+ * buffer; the post-attention half of each layer in row blocks, the next
+ * norm included) against the layers one by one ($EMB_NO_FUSE), bit for
+ * bit, on a batch big enough for both at 1 and 2 threads, in every
+ * linear-layer mode; and a few sequences alone (too few for either)
+ * against their rows of the batch.
  */
-static void fused_bitwise(const char *name)
+static void fused_bitwise(const char *name, const fuse_mode *md)
 {
 	char *dir = tu_fixture(name);
 	int n, d, reps = 0;
 	golden *g = read_golden(name, "golden.jsonl", &n);
-	emb_model *f1 = load(dir, 1), *f2 = load(dir, 2), *u2;
+	emb_model *f1 = load_mode(dir, 1, md), *f2 = load_mode(dir, 2, md), *u2;
 	emb_seq *s = NULL;
 	size_t rows = 0, cap = 0, off = 0;
 	float *a, *b, *c;
 	emb_err err = { "" };
+	int w8, a8;
 
 	cr_assert_eq(setenv("EMB_NO_FUSE", "1", 1), 0);
-	u2 = load(dir, 2);
+	u2 = load_mode(dir, 2, md);
 	cr_assert_eq(unsetenv("EMB_NO_FUSE"), 0);
 	d = emb_model_hidden_size(f1);
+	/* the mode is the one asked for */
+	emb_model_quant_stats(f1, NULL, &w8, &a8, NULL);
+	cr_assert(md->o.weights_int8 ? w8 > 0 : w8 == 0, "%s %s: %d int8 "
+	          "layers", name, md->name, w8);
+	cr_assert(md->o.act_int8 ? a8 > 0 && f1->gemm_i8 : a8 == 0,
+	          "%s %s: %d W8A8 layers", name, md->name, a8);
+	cr_assert(md->o.compute_bf16 ? f1->net.layer[0].up.wb != NULL :
+	          f1->net.layer[0].up.wb == NULL, "%s %s: bf16", name, md->name);
 	/* every golden sequence, over and over: >= 800 rows (8 row blocks of
 	 * 96 at 2 threads) and >= 8 sequences */
 	while (rows < 800 || reps < 8) {
@@ -362,19 +398,21 @@ static void fused_bitwise(const char *name)
 	cr_assert_eq(emb_model_forward(u2, c, s, reps, &err), 0, "%s", err.msg);
 	/* the fused paths ran (their scratch exists) and the others did not */
 	cr_assert(f1->rscratch_each > 0 && f2->rscratch_each > 0,
-	          "%s: row blocks not used", name);
+	          "%s %s: row blocks not used", name, md->name);
 	cr_assert(f1->kvt_each > 0 && f2->kvt_each > 0,
-	          "%s: per-sequence attention not used", name);
+	          "%s %s: per-sequence attention not used", name, md->name);
 	cr_assert(u2->rscratch_each == 0 && u2->kvt_each == 0);
 	cr_assert(!memcmp(a, c, rows * d * sizeof(float)),
-	          "%s: fused -j1 differs from the layers one by one", name);
+	          "%s %s: fused -j1 differs from the layers one by one", name,
+	          md->name);
 	cr_assert(!memcmp(b, c, rows * d * sizeof(float)),
-	          "%s: fused -j2 differs from the layers one by one", name);
-	for (int i = 0; i < reps && i < n; i++) {
+	          "%s %s: fused -j2 differs from the layers one by one", name,
+	          md->name);
+	for (int i = 0; i < reps && i < n && i < 4; i++) {
 		float *one = forward(f2, g, i, 1);
 		cr_assert(!memcmp(one, b + off * d, (size_t)g[i].len * d *
-		                  sizeof(float)), "%s: sequence %d alone differs "
-		          "from the fused batch", name, i);
+		                  sizeof(float)), "%s %s: sequence %d alone differs "
+		          "from the fused batch", name, md->name, i);
 		off += (size_t)g[i].len;
 		free(one);
 	}
@@ -384,9 +422,28 @@ static void fused_bitwise(const char *name)
 	free(dir);
 }
 
-Test(model, fused_paths_bitwise_minilm) { fused_bitwise("minilm-l6"); }
+static void fused_all_modes(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fuse_modes) / sizeof(fuse_modes[0]); i++)
+		fused_bitwise(name, &fuse_modes[i]);
+}
+
+/* post-norm MLP (BERT) */
+Test(model, fused_paths_bitwise_minilm) { fused_all_modes("minilm-l6"); }
 /* MPNet: attention with a relative position bias */
-Test(model, fused_paths_bitwise_mpnet) { fused_bitwise("mpnet-tiny"); }
+Test(model, fused_paths_bitwise_mpnet) { fused_all_modes("mpnet-tiny"); }
+/* RoBERTa: padding-offset positions */
+Test(model, fused_paths_bitwise_roberta) { fused_all_modes("roberta-tiny"); }
+Test(model, fused_paths_bitwise_distilbert) { fused_all_modes("distilbert-tiny"); }
+/* nomic: post-norm, gated (act on the second half), RoPE */
+Test(model, fused_paths_bitwise_nomic) { fused_all_modes("coderank-tiny"); }
+/* ModernBERT: pre-norm LayerNorm without bias, layer 0 without
+ * attn_norm, gated GELU, final norm, local/global attention */
+Test(model, fused_paths_bitwise_modernbert) { fused_all_modes("modernbert-tiny"); }
+/* Qwen3: pre-norm RMSNorm, SiLU gate, q/k norms, GQA, final norm */
+Test(model, fused_paths_bitwise_qwen3) { fused_all_modes("qwen3-tiny"); }
+/* Gemma 3: sandwich norms, (1 + w) RMSNorm, gelu_tanh gate */
+Test(model, fused_paths_bitwise_gemma3) { fused_all_modes("gemma-embed-tiny"); }
 
 /* ------------------------------------------------------------------ */
 /* small BERTs of other shapes, written here                           */
