@@ -22,6 +22,9 @@
  * that follows: the next layer's pre-norm or the final norm) is one call,
  * emb_post_attn_fwd (layers.c): row blocks on large batches, the layers
  * one by one otherwise or with $EMB_NO_FUSE, the same bits either way.
+ * Layer 0's pre-norm runs in the embedding task, so with the fused norms
+ * every pre-norm QKV GEMM reads x = attn_norm(h) as the step before left
+ * it, without a pass of its own.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -155,6 +158,8 @@ typedef struct embed_job {
 	const emb_model *m;
 	float *h;
 	const emb_batch *b;
+	const emb_norm *next;   /* layer 0's pre-norm into x, or NULL */
+	float *x;
 } embed_job;
 
 /* rows of sequences [begin, end) */
@@ -192,6 +197,14 @@ static void embed_task(void *ctx, size_t begin, size_t end, int tid)
 			if (d->emb_norm.n)
 				k->layernorm(h, src, d->emb_norm.w, d->emb_norm.b, H,
 				             d->emb_norm.eps);
+			if (j->next) {
+				const emb_norm *nm = j->next;
+				float *x = j->x + (size_t)(j->b->start[s] + i) * H;
+				if (nm->rms)
+					emb_rmsnorm_row(x, h, nm->w, H, nm->eps);
+				else
+					k->layernorm(x, h, nm->w, nm->b, H, nm->eps);
+			}
 		}
 	}
 }
@@ -268,7 +281,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	size_t nq = (size_t)m->heads * m->head_dim;
 	size_t nkv = (size_t)d->kv_heads * m->head_dim, nqkv = nq + 2 * nkv;
 	float *qkv, *ctx, *x, *mid, *h = out, *relbias = NULL;
-	embed_job ej = { m, h, b };
+	embed_job ej = { m, h, b, NULL, NULL };
 	emb_post_attn pa;
 	size_t nmid = 0, per = nqkv + nq + H;
 	int rc = -1, normed = 0;
@@ -289,6 +302,13 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 
 	if (d->buckets && !(relbias = rel_bias(m, b->maxlen, err)))
 		return -1;
+	// h = the embeddings; x = layer 0's attn_norm(h) (pre-norm)
+	if (!m->no_fuse && m->layers > 0 && d->place == EMB_PLACE_PRE &&
+	    d->layer[0].attn_norm.n) {
+		ej.next = &d->layer[0].attn_norm;
+		ej.x = x;
+		normed = 1;
+	}
 	emb_threads_for(m->tp, (size_t)b->nseq, 1, embed_task, &ej);
 	for (int l = 0; l < m->layers; l++) {
 		const emb_layer *L = &d->layer[l];
@@ -309,8 +329,8 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 		};
 		const float *in = h;
 
-		// x = attn_norm(h) (pre-norm; layer 0's here, the others' at
-		// the end of the layer before); qkv (T,nqkv) = in @ Wqkv^T
+		// x = attn_norm(h) (pre-norm; computed with the embeddings or
+		// at the end of the layer before); qkv (T,nqkv) = in @ Wqkv^T
 		if (d->place == EMB_PLACE_PRE && L->attn_norm.n) {
 			if (!normed)
 				emb_norm_fwd(m, x, h, NULL, (int)T, &L->attn_norm);

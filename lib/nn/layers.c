@@ -1,8 +1,10 @@
 /*
  * layers.c - the shared layers every family's forward is built from,
  * run over the thread pool: linear (fp32, W8, W8A8 with the activation
- * quantized inside each GEMM task), norms, activations, the fused
- * post-attention row blocks, gated FFNs, per-head norms.
+ * quantized inside each GEMM task, bf16), norms, activations, gated FFNs,
+ * per-head norms, and the post-attention half of a layer for every
+ * family (pre-, post- and sandwich-norm; MLP or gated FFN; any linear
+ * mode), in fused row blocks on large batches (emb_post_attn_fwd).
  */
 #include <math.h>
 #include <stdarg.h>
