@@ -4,6 +4,10 @@
  * Every weight is a pure function of (seed, tensor name, flat index):
  * splitmix64 over fnv1a64(name) ^ seed, 24 bits -> exact float32 in
  * [-1, 1), times scale, plus offset, then rounded to the stored dtype.
+ * An extension of the format: a tensor's optional "outliers" field,
+ * [[channel, times], ...], multiplies every element whose index in the
+ * last dimension is channel by times (float32, before the rounding):
+ * outlier channels such as the LayerNorm gains of trained BERTs.
  */
 #include <errno.h>
 #include <fcntl.h>
