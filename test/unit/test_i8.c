@@ -19,6 +19,15 @@
  *    whole rows, for row counts that split into column groups and into
  *    several row blocks, and for an output stride wider than the layer;
  *    emb_linear_i8_rows (one thread, a row block) gives the same.
+ * 5. The smoothed row quantizer (x * cs): the portable one equals the
+ *    naive reference (x * cs written out, then the plain quantizer) and
+ *    the plain one when cs is all ones; the AVX2 and AVX-512 ones equal
+ *    it on every length class, outlier rows, NaN, huge values and zero
+ *    scales; every table has one.  A smoothed W8A8 model
+ *    (bert-outlier-tiny): QKV and up carry power-of-two scales (small on
+ *    the outlier channels), o and down none; the smoothed layer is much
+ *    closer to fp32 than plain W8A8 on inputs with outlier channels, and
+ *    emb_linear_i8_rows equals it bit for bit.
  * The SIMD parts are skipped (with a log line) where the CPU lacks them.
  */
 #include <criterion/criterion.h>
