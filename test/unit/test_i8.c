@@ -715,3 +715,33 @@ Test(i8, smoothed_linear)
 	free(x); free(ys); free(yp); free(yf); free(y2);
 	free(dir);
 }
+
+/* every family's QKV and FFN up read a norm and are smoothed (pre-norm:
+ * the layer's norms; post-norm: the previous layer's output norm or the
+ * embedding norm; ModernBERT's first layer, without attention norm: the
+ * embedding norm); o and down are not */
+Test(i8, smoothing_covers_every_family, .timeout = 120)
+{
+	static const char *const fx[] = { "qwen3-outlier-tiny", "roberta-tiny",
+	                                  "distilbert-tiny", "mpnet-tiny",
+	                                  "coderank-tiny", "modernbert-tiny",
+	                                  "gemma-embed-tiny" };
+
+	for (size_t f = 0; f < sizeof(fx) / sizeof(fx[0]); f++) {
+		char *dir = tu_fixture(fx[f]);
+		emb_model *m;
+		emb_err err = { "" };
+		emb_model_opts o = { .threads = 1, .weights_int8 = 1, .act_int8 = 2 };
+		cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s: %s", fx[f],
+		             err.msg);
+		for (int l = 0; l < m->layers; l++) {
+			const emb_layer *L = &m->net.layer[l];
+			cr_expect(L->qkv.xcs && L->up.xcs, "%s layer %d: QKV %p, up %p",
+			          fx[f], l, (void *)L->qkv.xcs, (void *)L->up.xcs);
+			cr_expect(!L->o.xcs && !L->down.xcs, "%s layer %d: o or down",
+			          fx[f], l);
+		}
+		emb_model_free(m);
+		free(dir);
+	}
+}
