@@ -38,6 +38,9 @@ static const char usage[] =
 "  --weights int8     quantize the linear weights to int8 at load (W8)\n"
 "  --act int8         int8 activations too (W8A8; needs int8 weights: an\n"
 "                     emb-quantize checkpoint or --weights int8)\n"
+"  --act int8-smooth  W8A8 with per-channel smoothing: the linears that read\n"
+"                     a norm's output get activation outlier channels moved\n"
+"                     into the weights (SmoothQuant, from the norm's gains)\n"
 "  --compute fp32|bf16\n"
 "                     arithmetic of the linear layers (default fp32; bf16:\n"
 "                     bf16 weights and products, fp32 sums; not with --act)\n"
@@ -73,7 +76,7 @@ typedef struct ctx {
 	int normalize;          /* -1: the model's */
 	int dim, threads;
 	long long batch_tokens;
-	int w8, a8;             /* --weights int8, --act int8 */
+	int w8, a8;             /* --weights int8, --act int8 (2: int8-smooth) */
 	emb_encoder e;          /* e.splade, e.terms, e.top_k: options */
 	emb_text_tok tt;        /* tt.tok NULL: no tokenizer files */
 	emb_pool_spec spec;
@@ -105,9 +108,10 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		c->w8 = 1;
 		return 0;
 	case O_ACT:
-		if (strcmp(arg, "int8"))
-			return emb_err_set(err, "--act: '%s' is not int8", arg);
-		c->a8 = 1;
+		if (strcmp(arg, "int8") && strcmp(arg, "int8-smooth"))
+			return emb_err_set(err, "--act: '%s' is not int8 or int8-smooth",
+			                   arg);
+		c->a8 = strcmp(arg, "int8") ? 2 : 1;
 		return 0;
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;

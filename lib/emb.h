@@ -49,6 +49,8 @@ enum emb_precision {
 	EMB_PRECISION_BF16,     /* bf16 weights and activations, fp32 sums */
 	EMB_PRECISION_W8,       /* int8 weights per row, float activations */
 	EMB_PRECISION_W8A8,     /* int8 weights and int8 activations per row */
+	EMB_PRECISION_W8A8_SMOOTH, /* W8A8 with activation outlier channels
+	                              moved into the weights (SmoothQuant) */
 };
 
 typedef struct emb_embedder_opts {

@@ -20,15 +20,17 @@ static emb_kernels tables[T_N];
 static int usable[T_N];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* table t = float variant f + int8 GEMM g (named gn) + quantizer q */
+/* table t = float variant f + int8 GEMM g (named gn) + quantizer q and
+ * its smoothed twin qs (NULL: the scalar one) */
 static void make(int t, const emb_kernels *f, emb_gemm_i8_fn g,
-                 const char *gn, emb_u8_quant_fn q)
+                 const char *gn, emb_u8_quant_fn q, emb_u8_quant_scaled_fn qs)
 {
 	tables[t] = *f;
 	tables[t].name = names[t];
 	tables[t].gemm_i8 = g;
 	tables[t].i8_name = gn;
 	tables[t].u8_quantize = q;
+	tables[t].u8_quantize_scaled = qs ? qs : emb_u8_quantize_rows_scaled;
 	usable[t] = 1;
 }
 
@@ -50,7 +52,7 @@ static void build(void)
 
 	(void)cpu;
 	make(T_SCALAR, &emb_kernels_scalar, emb_gemm_i8_scalar, "scalar",
-	     emb_u8_quantize_rows);
+	     emb_u8_quantize_rows, NULL);
 #ifdef EMB_HAVE_AVX2
 	if (cpu & EMB_CPU_AVX2) {
 		emb_u8_quant_fn q = emb_u8_quantize_avx2();
@@ -59,10 +61,10 @@ static void build(void)
 		/* without VNNI: the int16 AVX2 int8 GEMM */
 		emb_gemm_i8_fn g = emb_gemm_i8_avx2();
 		make(T_AVX2, &emb_kernels_avx2, g ? g : emb_gemm_i8_scalar,
-		     g ? "avx2" : "scalar", q);
+		     g ? "avx2" : "scalar", q, emb_u8_quantize_scaled_avx2());
 		if (emb_gemm_i8_avxvnni())
 			make(T_AVXVNNI, &emb_kernels_avx2, emb_gemm_i8_avxvnni(),
-			     "avxvnni", q);
+			     "avxvnni", q, emb_u8_quantize_scaled_avx2());
 	}
 #endif
 #ifdef EMB_HAVE_AVX512
@@ -74,10 +76,10 @@ static void build(void)
 		 * CPU has AVX2) */
 		emb_gemm_i8_fn g = emb_gemm_i8_avx2();
 		make(T_AVX512, &emb_kernels_avx512, g ? g : emb_gemm_i8_scalar,
-		     g ? "avx2" : "scalar", q);
+		     g ? "avx2" : "scalar", q, emb_u8_quantize_scaled_avx512());
 		if (emb_gemm_i8_vnni())
 			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
-			     "vnni", q);
+			     "vnni", q, emb_u8_quantize_scaled_avx512());
 		/* the search kernels: VPOPCNTDQ is not in every AVX-512 CPU */
 		if (!(cpu & EMB_CPU_AVX512POPCNT))
 			tables[T_AVX512].hamming8 = tables[T_VNNI].hamming8 =

@@ -75,6 +75,36 @@ void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
 	}
 }
 
+void emb_u8_quantize_rows_scaled(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                                 const float *x, int ldx, int rows, int k,
+                                 const float *cs)
+{
+	int kp = (k + 3) / 4 * 4;
+
+	for (int i = 0; i < rows; i++) {
+		const float *r = x + (size_t)i * ldx;
+		uint8_t *o = u + (size_t)i * ldu;
+		float lo = 0, hi = 0, inv;
+		int32_t z;
+		for (int kk = 0; kk < k; kk++) {
+			float v = r[kk] * cs[kk];
+			if (v < lo)
+				lo = v;
+			if (v > hi)
+				hi = v;
+		}
+		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
+		xz[i] = z;
+		for (int kk = 0; kk < k; kk++) {
+			float v = nearbyintf((r[kk] * cs[kk]) * inv) + (float)z;
+			v = v > 0 ? v : 0;      /* NaN -> 0 */
+			v = v < 255 ? v : 255;
+			o[kk] = (uint8_t)v;
+		}
+		for (int kk = k; kk < kp; kk++)
+			o[kk] = 0;
+	}
+}
 
 void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
                         const float *xs, const int32_t *xz,

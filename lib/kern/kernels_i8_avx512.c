@@ -251,6 +251,66 @@ emb_u8_quant_fn emb_u8_quantize_avx512(void)
 {
 	return emb_cpu_features() & EMB_CPU_AVX512 ? u8_quantize_avx512 : NULL;
 }
+
+/* the smoothed AVX-512 row quantizer: emb_u8_quantize_rows_scaled's
+ * bytes, scales and zero points (x * cs recomputed in the second pass;
+ * masked tail lanes load 0, which cannot move the range past 0) */
+static void u8_quantize_scaled_avx512(uint8_t *u, int ldu, float *xs,
+                                      int32_t *xz, const float *x, int ldx,
+                                      int rows, int k, const float *cs)
+{
+	int kp = (k + 3) / 4 * 4;
+
+	for (int i = 0; i < rows; i++) {
+		const float *r = x + (size_t)i * ldx;
+		uint8_t *o = u + (size_t)i * ldu;
+		__m512 vlo = _mm512_setzero_ps(), vhi = vlo;
+		float inv;
+		int32_t z;
+		int kk = 0;
+		for (; kk + 16 <= k; kk += 16) {
+			__m512 v = _mm512_mul_ps(_mm512_loadu_ps(r + kk),
+			                         _mm512_loadu_ps(cs + kk));
+			vlo = _mm512_min_ps(v, vlo);
+			vhi = _mm512_max_ps(v, vhi);
+		}
+		if (kk < k) {
+			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
+			__m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, r + kk),
+			                         _mm512_maskz_loadu_ps(mk, cs + kk));
+			vlo = _mm512_min_ps(v, vlo);
+			vhi = _mm512_max_ps(v, vhi);
+		}
+		emb_u8_row_params(&xs[i], &inv, &z, _mm512_reduce_min_ps(vlo),
+		                  _mm512_reduce_max_ps(vhi));
+		xz[i] = z;
+		__m512 vinv = _mm512_set1_ps(inv), vz = _mm512_set1_ps((float)z);
+		__m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
+#define Q8(v) _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps( \
+		_mm512_roundscale_ps(_mm512_mul_ps(v, vinv), \
+		                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), \
+		vz), zero), top))
+		for (kk = 0; kk + 16 <= k; kk += 16)
+			_mm_storeu_si128((__m128i *)(o + kk), _mm512_cvtepi32_epi8(
+				Q8(_mm512_mul_ps(_mm512_loadu_ps(r + kk),
+				                 _mm512_loadu_ps(cs + kk)))));
+		if (kk < k) {
+			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
+			_mm512_mask_cvtepi32_storeu_epi8(o + kk, mk,
+				Q8(_mm512_mul_ps(_mm512_maskz_loadu_ps(mk, r + kk),
+				                 _mm512_maskz_loadu_ps(mk, cs + kk))));
+		}
+#undef Q8
+		for (kk = k; kk < kp; kk++)
+			o[kk] = 0;
+	}
+}
+
+emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX512 ? u8_quantize_scaled_avx512
+	                                           : NULL;
+}
 #else
 emb_gemm_i8_fn emb_gemm_i8_vnni(void)
 {
@@ -258,6 +318,11 @@ emb_gemm_i8_fn emb_gemm_i8_vnni(void)
 }
 
 emb_u8_quant_fn emb_u8_quantize_avx512(void)
+{
+	return NULL;
+}
+
+emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void)
 {
 	return NULL;
 }

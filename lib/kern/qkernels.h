@@ -48,6 +48,23 @@ emb_u8_quant_fn emb_u8_quantize_avx512(void);
 /* the AVX2 one (same results), for CPUs with AVX-VNNI but not AVX-512 */
 emb_u8_quant_fn emb_u8_quantize_avx2(void);
 
+/*
+ * The smoothed row quantizer (SmoothQuant: per-input-channel scales
+ * migrated into the weights): emb_u8_quantize_rows of the rows x * cs,
+ * column kk of every row times cs[kk] (a float32 multiply, the same in
+ * every version), without writing x * cs anywhere:
+ * x (rows, k) stride ldx, cs (k) -> u (rows, kp) stride ldu, xs, xz (rows)
+ */
+void emb_u8_quantize_rows_scaled(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                                 const float *x, int ldx, int rows, int k,
+                                 const float *cs);
+typedef void (*emb_u8_quant_scaled_fn)(uint8_t *u, int ldu, float *xs,
+                                       int32_t *xz, const float *x, int ldx,
+                                       int rows, int k, const float *cs);
+/* the AVX-512 and AVX2 versions (same results) or NULL, as above */
+emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void);
+emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx2(void);
+
 /* the per-row parameters of emb_u8_quantize_rows from the row's range
  * (lo <= 0 <= hi), shared by every version so that they agree exactly */
 static inline void emb_u8_row_params(float *xs, float *inv, int32_t *xz,

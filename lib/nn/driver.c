@@ -92,6 +92,41 @@ static int load_linear(emb_model *m, emb_linear *out, const char *pre,
 	                            in, err);
 }
 
+static int load_layer_norms(emb_model *m, int l, emb_layer *L,
+                            const char *pre, names_buf *nb, emb_err *err)
+{
+	const emb_net_names *n = m->fam->names;
+	const emb_net *d = &m->net;
+	int H = m->hidden, dh = m->head_dim;
+
+	return load_norm(m, &L->attn_norm, pre, l == 0 && d->no_norm0 ? NULL :
+	                 n->attn_norm, H, nb, err) ||
+	       load_norm(m, &L->ffn_norm, pre, n->ffn_norm, H, nb, err) ||
+	       load_norm(m, &L->post_attn, pre, n->post_attn, H, nb, err) ||
+	       load_norm(m, &L->post_ffn, pre, n->post_ffn, H, nb, err) ||
+	       load_norm(m, &L->q_norm, pre, n->q_norm, dh, nb, err) ||
+	       load_norm(m, &L->k_norm, pre, n->k_norm, dh, nb, err) ? -1 : 0;
+}
+
+/* the norm whose output layer l's QKV reads (W8A8 smoothing), NULL
+ * without smoothing or such a norm: post-norm, the previous layer's
+ * output norm (layer 0: the embedding norm); pre-norm, the layer's
+ * attention norm (none at layer 0: the embedding norm) */
+static const emb_norm *smooth_qkv(const emb_model *m, int l)
+{
+	const emb_net *d = &m->net;
+	const emb_norm *nm;
+
+	if (!m->smooth)
+		return NULL;
+	if (d->place == EMB_PLACE_POST)
+		nm = l ? &d->layer[l - 1].ffn_norm : &d->emb_norm;
+	else
+		nm = d->layer[l].attn_norm.n ? &d->layer[l].attn_norm :
+		     l ? NULL : &d->emb_norm;
+	return nm && nm->n ? nm : NULL;
+}
+
 static int load_layer(emb_model *m, int l, emb_layer *L, emb_err *err)
 {
 	const emb_net_names *n = m->fam->names;
@@ -106,23 +141,30 @@ static int load_layer(emb_model *m, int l, emb_layer *L, emb_err *err)
 	char pre[64];
 
 	snprintf(pre, sizeof(pre), n->layer, l);
-	return load_linear(m, &L->qkv, pre, n->k ? 3 : 1, qkv,
-	                   n->k ? qkv_outs : &fused, H, d->bias_qkv, &nb, err) ||
-	       load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, &nb,
-	                   err) ||
-	       (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
-	                                     I, d->bias_down, &nb, err)) ||
-	       load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
-	                   n->up2 ? up_outs : &up_one, H, d->bias_up, &nb, err) ||
-	       (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	/* W8A8 smoothing (weights.c) reads the norm that feeds QKV and up:
+	 * the norms first then */
+	if (m->smooth && load_layer_norms(m, l, L, pre, &nb, err))
+		return -1;
+	m->smooth_from = smooth_qkv(m, l);
+	if (load_linear(m, &L->qkv, pre, n->k ? 3 : 1, qkv,
+	                n->k ? qkv_outs : &fused, H, d->bias_qkv, &nb, err))
+		return m->smooth_from = NULL, -1;
+	m->smooth_from = NULL;
+	if (load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, &nb, err) ||
+	    (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                  I, d->bias_down, &nb, err)))
+		return -1;
+	m->smooth_from = d->place == EMB_PLACE_POST ? &L->attn_norm
+	                                            : &L->ffn_norm;
+	if (!m->smooth || !m->smooth_from->n)
+		m->smooth_from = NULL;
+	if (load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
+	                n->up2 ? up_outs : &up_one, H, d->bias_up, &nb, err))
+		return m->smooth_from = NULL, -1;
+	m->smooth_from = NULL;
+	return (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
 	                                      I, d->bias_down, &nb, err)) ||
-	       load_norm(m, &L->attn_norm, pre, l == 0 && d->no_norm0 ? NULL :
-	                 n->attn_norm, H, &nb, err) ||
-	       load_norm(m, &L->ffn_norm, pre, n->ffn_norm, H, &nb, err) ||
-	       load_norm(m, &L->post_attn, pre, n->post_attn, H, &nb, err) ||
-	       load_norm(m, &L->post_ffn, pre, n->post_ffn, H, &nb, err) ||
-	       load_norm(m, &L->q_norm, pre, n->q_norm, dh, &nb, err) ||
-	       load_norm(m, &L->k_norm, pre, n->k_norm, dh, &nb, err) ? -1 : 0;
+	       (!m->smooth && load_layer_norms(m, l, L, pre, &nb, err)) ? -1 : 0;
 }
 
 int emb_net_load(emb_model *m, emb_err *err)

@@ -162,9 +162,14 @@ static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
 		if (p0 >= j->np)
 			continue;
 		if (j->last[tid] != blk) {
-			// x rows [r0,r1) (r1-r0, in) -> u (r1-r0, kp), xs, xz
-			j->quant(u, j->kp, xs, xz, j->x + (size_t)r0 * j->ldx, j->ldx,
-			         r1 - r0, l->in);
+			// x rows [r0,r1) (r1-r0, in) [* xcs] -> u (r1-r0, kp), xs, xz
+			if (l->xcs)
+				j->m->k->u8_quantize_scaled(u, j->kp, xs, xz,
+				                            j->x + (size_t)r0 * j->ldx,
+				                            j->ldx, r1 - r0, l->in, l->xcs);
+			else
+				j->quant(u, j->kp, xs, xz, j->x + (size_t)r0 * j->ldx,
+				         j->ldx, r1 - r0, l->in);
 			j->last[tid] = blk;
 		}
 		i8_cols(j->m, j->y + (size_t)r0 * j->ldy, j->ldy, u, j->kp, xs, xz,
@@ -190,8 +195,11 @@ void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
 
 	if (rows <= 0)
 		return;
-	// x (rows, in) -> u (rows, kp), xs, xz
-	m->k->u8_quantize(u, kp, xs, xz, x, ldx, rows, l->in);
+	// x (rows, in) [* xcs] -> u (rows, kp), xs, xz
+	if (l->xcs)
+		m->k->u8_quantize_scaled(u, kp, xs, xz, x, ldx, rows, l->in, l->xcs);
+	else
+		m->k->u8_quantize(u, kp, xs, xz, x, ldx, rows, l->in);
 	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
 }
 

@@ -182,6 +182,7 @@ int emb_model_load(emb_model **out, const char *dir,
 	m->w8_load = opts && opts->weights_int8;
 	m->no_fuse = getenv("EMB_NO_FUSE") && *getenv("EMB_NO_FUSE");
 	m->a8 = opts && opts->act_int8;
+	m->smooth = opts && opts->act_int8 == 2;
 	m->bf16 = opts && opts->compute_bf16;
 	if (m->bf16 && m->a8) {
 		emb_err_set(err, "%s: bf16 compute and int8 activations exclude "

@@ -34,6 +34,9 @@ typedef struct emb_linear {
 	const int8_t *wq;       /* packed; NULL: float only */
 	const float *ws;        /* (out) row scales */
 	const int32_t *wsum;    /* (out) row sums of the int8 weights */
+	/* W8A8 smoothing (act_int8 2): (in) activation column scales 1/s_j;
+	 * the int8 weights are of W[:, j] * s_j; NULL: none */
+	const float *xcs;
 	/* bf16 compute (model opened with compute_bf16): W packed as bf16
 	 * (kern/bkernels.h), model-owned; then wp is NULL */
 	const uint16_t *wb;
@@ -251,6 +254,9 @@ struct emb_model {
 
 	/* int8 (emb_model_opts weights_int8, act_int8; I8 checkpoints) */
 	int w8_load, a8;
+	int smooth;             /* act_int8 2: SmoothQuant scales, weights.c */
+	const emb_norm *smooth_from;  /* the norm whose output the linear
+	                                 being loaded reads; NULL: none */
 	int n_linear, n_w8, n_a8;  /* linear layers: all, int8 weights, W8A8 */
 	emb_gemm_i8_fn gemm_i8;
 	const char *i8_kernel;

@@ -20,7 +20,12 @@ typedef struct emb_model_opts {
 	                           weights); I8 checkpoints are W8 anyway */
 	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
 	                           with AVX-512 VNNI when present); needs int8
-	                           weights (weights_int8 or an I8 checkpoint) */
+	                           weights (weights_int8 or an I8 checkpoint);
+	                           2: W8A8 with smoothing (SmoothQuant, alpha
+	                           0.5): each linear that reads a norm's output
+	                           gets per-input-channel scales s_j from the
+	                           norm's gain and bias, migrated into the
+	                           weights at load (emb-encode --act int8-smooth) */
 	int compute_bf16;       /* 1: linear layers in bf16 (weights rounded
 	                           at load, activations in the GEMM, fp32
 	                           sums; kern/bkernels.h); not with act_int8 */

@@ -494,7 +494,7 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 	if (o->dim < 0 || o->normalize < -1 || o->normalize > 1 ||
 	    o->max_length < -1 || o->threads < 0 ||
 	    o->precision < EMB_PRECISION_FP32 ||
-	    o->precision > EMB_PRECISION_W8A8) {
+	    o->precision > EMB_PRECISION_W8A8_SMOOTH) {
 		emb_err_set(&er, "bad option (dim, normalize, max_length, "
 		            "threads or precision)");
 		return fail_msg(err, errsz, &er);
@@ -513,8 +513,10 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 	mo.threads = o->threads;
 	mo.compute_bf16 = o->precision == EMB_PRECISION_BF16;
 	mo.weights_int8 = o->precision == EMB_PRECISION_W8 ||
-	                  o->precision == EMB_PRECISION_W8A8;
-	mo.act_int8 = o->precision == EMB_PRECISION_W8A8;
+	                  o->precision == EMB_PRECISION_W8A8 ||
+	                  o->precision == EMB_PRECISION_W8A8_SMOOTH;
+	mo.act_int8 = o->precision == EMB_PRECISION_W8A8 ? 1 :
+	              o->precision == EMB_PRECISION_W8A8_SMOOTH ? 2 : 0;
 	if (emb_model_load(&e->m, dir, &mo, &er) < 0)
 		goto fail;
 	e->hidden = emb_model_hidden_size(e->m);

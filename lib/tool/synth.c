@@ -4,6 +4,10 @@
  * Every weight is a pure function of (seed, tensor name, flat index):
  * splitmix64 over fnv1a64(name) ^ seed, 24 bits -> exact float32 in
  * [-1, 1), times scale, plus offset, then rounded to the stored dtype.
+ * An extension of the format: a tensor's optional "outliers" field,
+ * [[channel, times], ...], multiplies every element whose index in the
+ * last dimension is channel by times (float32, before the rounding):
+ * outlier channels such as the LayerNorm gains of trained BERTs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -383,6 +387,8 @@ static int copy_tree(const char *top, const char *src, const char *dst,
 /* ------------------------------------------------------------------ */
 /* recipe                                                              */
 
+#define SYNTH_MAX_OUTLIERS 64
+
 typedef struct spec {
 	const char *name;       /* borrowed from the recipe json */
 	const char *file;       /* "model.safetensors" or the "file" field */
@@ -392,6 +398,12 @@ typedef struct spec {
 	uint64_t numel;
 	uint64_t nbytes;
 	float scale, offset;
+	/* "outliers": [[channel, times], ...]: every element whose index in
+	 * the last dimension is channel is multiplied by times (after the
+	 * offset, in float32, before the storage rounding) */
+	int nout;
+	int64_t out_ch[SYNTH_MAX_OUTLIERS];
+	float out_times[SYNTH_MAX_OUTLIERS];
 } spec;
 
 static int get_number(double *out, json_t *v)
@@ -473,7 +485,43 @@ static int parse_spec(spec *s, json_t *v, size_t i, const char *rp, emb_err *err
 			                   "number", rp, i);
 		s->offset = (float)d;
 	}
+	s->nout = 0;
+	x = json_object_get(v, "outliers");
+	if (x && !json_is_null(x)) {
+		int64_t last = s->ndim ? s->shape[s->ndim - 1] : 1;
+		if (!json_is_array(x) || json_array_size(x) > SYNTH_MAX_OUTLIERS)
+			return emb_err_set(err, "%s: field 'tensors[%zu].outliers' must be "
+			                   "an array of at most %d [channel, times] pairs",
+			                   rp, i, SYNTH_MAX_OUTLIERS);
+		for (k = 0; k < json_array_size(x); k++) {
+			json_t *e = json_array_get(x, k), *c = json_array_get(e, 0);
+			if (!json_is_array(e) || json_array_size(e) != 2 ||
+			    !json_is_integer(c) || json_integer_value(c) < 0 ||
+			    json_integer_value(c) >= last ||
+			    get_number(&d, json_array_get(e, 1)))
+				return emb_err_set(err, "%s: field 'tensors[%zu].outliers[%zu]' "
+				                   "must be [channel, times] with 0 <= channel "
+				                   "< %lld", rp, i, k, (long long)last);
+			s->out_ch[s->nout] = json_integer_value(c);
+			s->out_times[s->nout++] = (float)d;
+		}
+	}
 	return 0;
+}
+
+/* vals (m) = elements done..done+m-1 of s: its outlier channels scaled */
+static void apply_outliers(float *vals, const spec *s, uint64_t done, size_t m)
+{
+	uint64_t last = s->ndim ? (uint64_t)s->shape[s->ndim - 1] : 1;
+
+	for (size_t k = 0; k < m; k++) {
+		uint64_t c = (done + k) % last;
+		for (int o = 0; o < s->nout; o++)
+			if ((uint64_t)s->out_ch[o] == c) {
+				volatile float w = vals[k] * s->out_times[o];
+				vals[k] = w;            /* float32 multiply */
+			}
+	}
 }
 
 /* write all specs whose file is FILE (recipe order) into OUT/FILE */
@@ -552,6 +600,8 @@ static int write_st(const char *out, const char *file, const spec *sp, size_t n,
 			                                       : CHUNK, nb;
 			for (k = 0; k < m; k++)
 				vals[k] = element(base, done + k, sp[i].scale, sp[i].offset);
+			if (sp[i].nout)
+				apply_outliers(vals, &sp[i], done, m);
 			switch (sp[i].dtype) {
 			case EMB_DT_F16:
 			case EMB_DT_BF16:

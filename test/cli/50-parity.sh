@@ -13,7 +13,7 @@
 T=$(t_tmpdir 50-parity)
 M="$EMB_TOP/test/parity.yaml"
 slow="minilm-l6-encode-pool-one-at-a-time minilm-l6-token-embeddings-one-at-a-time"
-slow="$slow minilm-l6-w8a8 minilm-l6-bf16 ce-minilm-l6-rerank-bf16"
+slow="$slow minilm-l6-w8a8 minilm-l6-w8a8-smooth minilm-l6-bf16 ce-minilm-l6-rerank-bf16"
 sanitized=
 grep -q '^EMB_\(SANITIZE\|TSAN\) = yes' "$EMB_TOP/config.mk" 2>/dev/null && sanitized=1
 n=$(grep -c '^  - name:' "$M")

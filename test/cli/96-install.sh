@@ -111,6 +111,7 @@ precision fp32
 precision bf16 --compute bf16
 precision w8 --weights int8
 precision w8a8 --weights int8 --act int8
+precision w8a8-smooth --weights int8 --act int8-smooth
 "$T/embed-static" -p fp16 "$m" < /dev/null > /dev/null 2>&1
 t_eq "an unknown precision is a usage error" "$?" 2
 # the prompt matters (the test would pass vacuously otherwise)

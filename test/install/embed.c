@@ -4,7 +4,8 @@
  * text) with the model in argv[1] and writes {"embedding": [...]} per
  * line, the floats with %.9g (which reads back as the same float32).
  *
- *   embed [-p fp32|bf16|w8|w8a8] MODEL_DIR [PROMPT_NAME] < texts.txt
+ *   embed [-p fp32|bf16|w8|w8a8|w8a8-smooth] MODEL_DIR [PROMPT_NAME]
+ *         < texts.txt
  */
 #define _POSIX_C_SOURCE 200809L  /* strdup */
 #include <stdio.h>
@@ -29,19 +30,20 @@ int main(int argc, char **argv)
 	size_t n = 0, cap = 0;
 	float *v;
 	int dim, precision = EMB_PRECISION_FP32;
-	static const char *const names[] = { "fp32", "bf16", "w8", "w8a8" };
+	static const char *const names[] = { "fp32", "bf16", "w8", "w8a8",
+	                                     "w8a8-smooth" };
 
 	if (argc >= 3 && !strcmp(argv[1], "-p")) {
 		precision = -1;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			if (!strcmp(argv[2], names[i]))
 				precision = i;  /* enum emb_precision order */
 		argc -= 2;
 		argv += 2;
 	}
 	if (argc < 2 || argc > 3 || precision < 0) {
-		fprintf(stderr, "usage: embed [-p fp32|bf16|w8|w8a8] MODEL_DIR "
-		        "[PROMPT_NAME] < texts\n");
+		fprintf(stderr, "usage: embed [-p fp32|bf16|w8|w8a8|w8a8-smooth] "
+		        "MODEL_DIR [PROMPT_NAME] < texts\n");
 		return 2;
 	}
 	while (fgets(line, sizeof(line), stdin)) {

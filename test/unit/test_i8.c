@@ -19,6 +19,15 @@
  *    whole rows, for row counts that split into column groups and into
  *    several row blocks, and for an output stride wider than the layer;
  *    emb_linear_i8_rows (one thread, a row block) gives the same.
+ * 5. The smoothed row quantizer (x * cs): the portable one equals the
+ *    naive reference (x * cs written out, then the plain quantizer) and
+ *    the plain one when cs is all ones; the AVX2 and AVX-512 ones equal
+ *    it on every length class, outlier rows, NaN, huge values and zero
+ *    scales; every table has one.  A smoothed W8A8 model
+ *    (bert-outlier-tiny): QKV and up carry power-of-two scales (small on
+ *    the outlier channels), o and down none; the smoothed layer is much
+ *    closer to fp32 than plain W8A8 on inputs with outlier channels, and
+ *    emb_linear_i8_rows equals it bit for bit.
  * The SIMD parts are skipped (with a log line) where the CPU lacks them.
  */
 #include <criterion/criterion.h>
@@ -477,4 +486,262 @@ Test(i8, linear_act_fused_equals_two_passes)
 	emb_model_free(m);
 	free(x); free(y1); free(y2);
 	free(dir);
+}
+
+/* ---- the smoothed row quantizer (x * cs) ---- */
+
+/* the naive reference: x * cs written out, then emb_u8_quantize_rows */
+static void quant_scaled_ref(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                             const float *x, int ldx, int rows, int k,
+                             const float *cs)
+{
+	float *t = malloc((size_t)rows * (size_t)(k ? k : 1) * sizeof(float));
+
+	for (int i = 0; i < rows; i++)
+		for (int c = 0; c < k; c++)
+			t[(size_t)i * k + c] = x[(size_t)i * ldx + c] * cs[c];
+	emb_u8_quantize_rows(u, ldu, xs, xz, t, k, rows, k);
+	free(t);
+}
+
+/* f == the reference on x (rows, k) stride ldx with scales cs (k) */
+static void check_quant_scaled(emb_u8_quant_scaled_fn f, const float *x,
+                               int ldx, int rows, int k, const float *cs,
+                               const char *what)
+{
+	int kp = (k + 3) / 4 * 4, ldu = kp + 8;
+	uint8_t *u1 = malloc((size_t)rows * ldu), *u2 = malloc((size_t)rows * ldu);
+	float *s1 = malloc((size_t)rows * 4), *s2 = malloc((size_t)rows * 4);
+	int32_t *z1 = malloc((size_t)rows * 4), *z2 = malloc((size_t)rows * 4);
+
+	memset(u1, 0xa5, (size_t)rows * ldu);
+	memset(u2, 0xa5, (size_t)rows * ldu);
+	quant_scaled_ref(u1, ldu, s1, z1, x, ldx, rows, k, cs);
+	f(u2, ldu, s2, z2, x, ldx, rows, k, cs);
+	for (int i = 0; i < rows; i++) {
+		cr_expect_eq(memcmp(&s1[i], &s2[i], 4), 0, "%s k %d row %d: scale %g "
+		             "vs %g", what, k, i, s1[i], s2[i]);
+		cr_expect_eq(z1[i], z2[i], "%s k %d row %d: zero point", what, k, i);
+		cr_expect_eq(memcmp(u1 + (size_t)i * ldu, u2 + (size_t)i * ldu,
+		                    (size_t)kp), 0, "%s k %d row %d: bytes differ",
+		             what, k, i);
+		for (int c = kp; c < ldu; c++)
+			cr_expect_eq(u2[(size_t)i * ldu + c], 0xa5, "%s: wrote past kp",
+			             what);
+	}
+	free(u1); free(u2); free(s1); free(s2); free(z1); free(z2);
+}
+
+/* every length class; outlier rows (a few columns 64x the rest, and
+ * scales that undo them), NaN, huge values, zero scales */
+static void check_quant_scaled_all(emb_u8_quant_scaled_fn f, const char *what)
+{
+	int ks[] = { 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384, 1537 };
+
+	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
+		int k = ks[t], rows = 7, ldx = k + 5;
+		float *x = malloc((size_t)rows * ldx * sizeof(float));
+		float *cs = malloc((size_t)k * sizeof(float));
+		for (int i = 0; i < rows * ldx; i++)
+			x[i] = frand() * (1 + i % 7);
+		for (int c = 0; c < k; c++) {
+			int out = c % 29 == 5;
+			cs[c] = out ? 0.015625f : c % 3 ? 1.0f : frand() + 1.5f;
+			x[0 * ldx + c] *= out ? 64.0f : 1.0f;
+			x[1 * ldx + c] = fabsf(x[1 * ldx + c]) + 0.25f;
+			x[2 * ldx + c] = -fabsf(x[2 * ldx + c]) - 0.25f;
+			x[3 * ldx + c] = 0;
+			x[4 * ldx + c] = (float)((c % 511) - 255) * 0.5f;
+		}
+		x[5 * ldx + k / 2] = NAN;
+		if (k > 2)
+			x[5 * ldx + k - 1] = 3e38f;
+		check_quant_scaled(f, x, ldx, rows, k, cs, what);
+		for (int c = 0; c < k; c++)     /* all-zero scales: zero rows */
+			cs[c] = 0;
+		check_quant_scaled(f, x, ldx, rows, k, cs, what);
+		free(x);
+		free(cs);
+	}
+}
+
+Test(i8, quantize_scaled_scalar_equals_reference)
+{
+	float x[2 * 21], cs[21];
+	uint8_t u[2 * 24];
+	float s[2];
+	int32_t z[2];
+
+	check_quant_scaled_all(emb_u8_quantize_rows_scaled, "scalar");
+	/* scales 1: the plain quantizer, bit for bit */
+	for (int c = 0; c < 21; c++)
+		cs[c] = 1;
+	for (int i = 0; i < 2 * 21; i++)
+		x[i] = frand() * 3;
+	check_quant_scaled(emb_u8_quantize_rows_scaled, x, 21, 2, 21, cs, "ones");
+	{
+		uint8_t u1[2 * 24];
+		float s1[2];
+		int32_t z1[2];
+		emb_u8_quantize_rows(u1, 24, s1, z1, x, 21, 2, 21);
+		emb_u8_quantize_rows_scaled(u, 24, s, z, x, 21, 2, 21, cs);
+		cr_expect_eq(memcmp(u, u1, sizeof(u)), 0);
+		cr_expect_eq(memcmp(s, s1, sizeof(s)), 0);
+		cr_expect_eq(memcmp(z, z1, sizeof(z)), 0);
+	}
+	/* an outlier column scaled back: the other columns keep their
+	 * resolution (within half a step of a range set by them) */
+	for (int c = 0; c < 21; c++) {
+		x[c] = frand();
+		cs[c] = 1;
+	}
+	x[7] = 64.0f;
+	cs[7] = 1.0f / 64;
+	emb_u8_quantize_rows_scaled(u, 24, s, z, x, 21, 1, 21, cs);
+	cr_expect(s[0] < 2.01f / 255, "scale %g: the outlier set the range", s[0]);
+	for (int c = 0; c < 21; c++)
+		cr_expect(fabsf(s[0] * (float)(u[c] - z[0]) - x[c] * cs[c]) <=
+		          0.5001f * s[0], "x[%d] %g -> %d", c, x[c] * cs[c], u[c]);
+}
+
+Test(i8, quantize_scaled_avx2_equals_scalar)
+{
+	emb_u8_quant_scaled_fn f = emb_u8_quantize_scaled_avx2();
+
+	if (!f)
+		cr_skip_test("no AVX2 quantizer in this build or CPU");
+	if (emb_kernels_get("avx2"))
+		cr_expect_eq(emb_kernels_get("avx2")->u8_quantize_scaled, f);
+	check_quant_scaled_all(f, "avx2");
+}
+
+Test(i8, quantize_scaled_avx512_equals_scalar)
+{
+	emb_u8_quant_scaled_fn f = emb_u8_quantize_scaled_avx512();
+
+	if (!f)
+		cr_skip_test("no AVX-512 quantizer in this build or CPU");
+	if (emb_kernels_get("vnni"))
+		cr_expect_eq(emb_kernels_get("vnni")->u8_quantize_scaled, f);
+	check_quant_scaled_all(f, "avx512");
+}
+
+Test(i8, tables_have_scaled_quantizer)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni" };
+
+	cr_assert_eq(emb_kernels_get("scalar")->u8_quantize_scaled,
+	             emb_u8_quantize_rows_scaled);
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		if (k)
+			cr_expect(k->u8_quantize_scaled, "%s: no smoothed quantizer",
+			          isas[i]);
+	}
+}
+
+/*
+ * A smoothed W8A8 model (bert-outlier-tiny, act_int8 2): the linears
+ * that read a norm's output (QKV, up) have power-of-two scales, the
+ * outlier channels' ones small; o and down have none; the row-block form
+ * equals the threaded one bit for bit; on an input with the outlier
+ * channels the smoothed layer is closer to the float layer than the
+ * plain W8A8 one.
+ */
+Test(i8, smoothed_linear)
+{
+	char *dir = tu_fixture("bert-outlier-tiny");
+	emb_model *ms, *mp, *mf;
+	emb_err err = { "" };
+	emb_model_opts os = { .threads = 2, .weights_int8 = 1, .act_int8 = 2 };
+	emb_model_opts op = { .threads = 2, .weights_int8 = 1, .act_int8 = 1 };
+	emb_model_opts of = { .threads = 2 };
+	const int H = 128, I = 512, rows = 100, outl[4] = { 5, 47, 90, 121 };
+	const emb_layer *Ls, *Lp, *Lf;
+	float *x = malloc((size_t)rows * H * 4), *ys = malloc((size_t)rows * I * 4);
+	float *yp = malloc((size_t)rows * I * 4), *yf = malloc((size_t)rows * I * 4);
+	float *y2 = malloc((size_t)rows * I * 4);
+	double es = 0, ep = 0;
+
+	cr_assert_eq(emb_model_load(&ms, dir, &os, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_load(&mp, dir, &op, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_model_load(&mf, dir, &of, &err), 0, "%s", err.msg);
+	for (int l = 0; l < 2; l++) {
+		const emb_layer *L = &ms->net.layer[l];
+		cr_expect(L->qkv.xcs && L->up.xcs, "layer %d: QKV and up smoothed", l);
+		cr_expect(!L->o.xcs && !L->down.xcs, "layer %d: o, down not", l);
+		cr_expect(!mp->net.layer[l].qkv.xcs && !mp->net.layer[l].up.xcs);
+		for (int c = 0; c < H; c++) {
+			int e;
+			float f = frexpf(L->up.xcs[c], &e);
+			cr_expect(f == 0.5f, "layer %d column %d: %g not a power of 2",
+			          l, c, L->up.xcs[c]);
+		}
+		for (int o = 0; o < 4; o++)
+			cr_expect(L->up.xcs[outl[o]] < 0.5f * L->up.xcs[0] &&
+			          L->up.xcs[outl[o]] < 0.5f * L->up.xcs[1],
+			          "layer %d: outlier column %d scale %g", l, outl[o],
+			          L->up.xcs[outl[o]]);
+	}
+	/* inputs like attn_norm's output: the outlier channels 16-64x */
+	for (int i = 0; i < rows * H; i++)
+		x[i] = frand();
+	for (int i = 0; i < rows; i++)
+		for (int o = 0; o < 4; o++)
+			x[(size_t)i * H + outl[o]] *= 16 << (o % 3);
+	Ls = &ms->net.layer[0];
+	Lp = &mp->net.layer[0];
+	Lf = &mf->net.layer[0];
+	emb_linear_fwd(ms, ys, I, x, H, rows, &Ls->up);
+	emb_linear_fwd(mp, yp, I, x, H, rows, &Lp->up);
+	emb_linear_fwd(mf, yf, I, x, H, rows, &Lf->up);
+	for (int i = 0; i < rows * I; i++) {
+		es += (double)(ys[i] - yf[i]) * (ys[i] - yf[i]);
+		ep += (double)(yp[i] - yf[i]) * (yp[i] - yf[i]);
+	}
+	cr_expect(es * 4 < ep, "smoothed error %g, plain %g", sqrt(es), sqrt(ep));
+	{
+		size_t need = emb_linear_i8_scratch(&Ls->up, rows);
+		uint8_t *sc = malloc(need);
+		emb_linear_i8_rows(ms, y2, I, x, H, rows, &Ls->up, EMB_KACT_NONE, sc);
+		cr_expect_eq(memcmp(y2, ys, (size_t)rows * I * 4), 0,
+		             "emb_linear_i8_rows != emb_linear_fwd (smoothed)");
+		free(sc);
+	}
+	emb_model_free(ms);
+	emb_model_free(mp);
+	emb_model_free(mf);
+	free(x); free(ys); free(yp); free(yf); free(y2);
+	free(dir);
+}
+
+/* every family's QKV and FFN up read a norm and are smoothed (pre-norm:
+ * the layer's norms; post-norm: the previous layer's output norm or the
+ * embedding norm; ModernBERT's first layer, without attention norm: the
+ * embedding norm); o and down are not */
+Test(i8, smoothing_covers_every_family, .timeout = 120)
+{
+	static const char *const fx[] = { "qwen3-outlier-tiny", "roberta-tiny",
+	                                  "distilbert-tiny", "mpnet-tiny",
+	                                  "coderank-tiny", "modernbert-tiny",
+	                                  "gemma-embed-tiny" };
+
+	for (size_t f = 0; f < sizeof(fx) / sizeof(fx[0]); f++) {
+		char *dir = tu_fixture(fx[f]);
+		emb_model *m;
+		emb_err err = { "" };
+		emb_model_opts o = { .threads = 1, .weights_int8 = 1, .act_int8 = 2 };
+		cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s: %s", fx[f],
+		             err.msg);
+		for (int l = 0; l < m->layers; l++) {
+			const emb_layer *L = &m->net.layer[l];
+			cr_expect(L->qkv.xcs && L->up.xcs, "%s layer %d: QKV %p, up %p",
+			          fx[f], l, (void *)L->qkv.xcs, (void *)L->up.xcs);
+			cr_expect(!L->o.xcs && !L->down.xcs, "%s layer %d: o or down",
+			          fx[f], l);
+		}
+		emb_model_free(m);
+		free(dir);
+	}
 }

@@ -597,3 +597,48 @@ Test(synth, bad_recipes)
 	                     "{\"name\":\"a\",\"shape\":[1],\"scale\":1}"),
 	           "appears twice");
 }
+
+/* "outliers": [[channel, times], ...] multiplies every element whose
+ * index in the last dimension is channel (after scale and offset, in
+ * float32, before the storage rounding); the others are untouched */
+Test(synth, outlier_channels)
+{
+	const char *d = scratch("outliers");
+	char recipe[1200], out[1200];
+	emb_err err = {{0}};
+	emb_safetensors *st;
+	float w[15], g[4];
+
+	snprintf(recipe, sizeof(recipe), "%s/recipe.json", d);
+	snprintf(out, sizeof(out), "%s/out", d);
+	put_text(recipe, TS("{\"name\":\"w\",\"shape\":[3,5],\"scale\":0.5,"
+	                    "\"outliers\":[[1,32],[4,0.0625]]},"
+	                    "{\"name\":\"g\",\"shape\":[4],\"scale\":0.125,"
+	                    "\"offset\":1,\"dtype\":\"BF16\",\"outliers\":[[2,64]]}"));
+	cr_assert_eq(emb_synth_materialize(recipe, d, out, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_safetensors_open(&st, out, &err), 0, "%s", err.msg);
+	cr_assert_eq(emb_tensor_to_f32(w, emb_safetensors_find(st, "w"), &err), 0);
+	cr_assert_eq(emb_tensor_to_f32(g, emb_safetensors_find(st, "g"), &err), 0);
+	for (int i = 0; i < 15; i++) {
+		float v = emb_synth_value(1, "w", (uint64_t)i, 0.5f, 0);
+		float want = i % 5 == 1 ? v * 32 : i % 5 == 4 ? v * 0.0625f : v;
+		cr_expect_eq(w[i], want, "w[%d] %g, want %g", i, w[i], want);
+	}
+	for (int i = 0; i < 4; i++) {
+		float v = emb_synth_value(1, "g", (uint64_t)i, 0.125f, 1);
+		if (i == 2)
+			cr_expect(g[i] > 40 && fabsf(g[i] - v * 64) <= v * 64 / 128,
+			          "g[2] %g: 64x %g, rounded to bf16", g[i], v);
+		else
+			cr_expect(fabsf(g[i] - v) <= v / 128, "g[%d] %g vs %g", i, g[i], v);
+	}
+	emb_safetensors_free(st);
+	bad_recipe("o1", TS("{\"name\":\"a\",\"shape\":[2,3],\"scale\":1,"
+	                    "\"outliers\":[[3,2]]}"), "field 'tensors[0].outliers[0]'");
+	bad_recipe("o2", TS("{\"name\":\"a\",\"shape\":[2,3],\"scale\":1,"
+	                    "\"outliers\":[[1]]}"), "field 'tensors[0].outliers[0]'");
+	bad_recipe("o3", TS("{\"name\":\"a\",\"shape\":[3],\"scale\":1,"
+	                    "\"outliers\":{\"1\":2}}"), "field 'tensors[0].outliers'");
+	bad_recipe("o4", TS("{\"name\":\"a\",\"shape\":[3],\"scale\":1,"
+	                    "\"outliers\":[[-1,2]]}"), "field 'tensors[0].outliers[0]'");
+}
