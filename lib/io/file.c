@@ -205,31 +205,40 @@ const char *emb_json_error_text(char *buf, size_t n, const char *text)
 	return buf;
 }
 
-json_t *emb_json_file_load(const char *root, const char *path, size_t max,
+json_t *emb_json_text_load(const char *text, size_t len, const char *path,
                            size_t flags, emb_err *err)
 {
 	json_error_t je;
-	char tb[160], *text;
-	size_t len;
+	char tb[160];
 	json_t *j;
 
-	if (!(text = emb_file_read(root, path, max, &len, err)))
-		return NULL;
 	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
-		free(text);
 		emb_err_set(err, "%s: starts with a UTF-8 byte order mark (not "
 		            "allowed in JSON: remove it)", path);
 		errno = EINVAL;
 		return NULL;
 	}
 	j = json_loadb(text, len, flags, &je);
-	free(text);
 	if (!j) {
 		emb_err_set(err, "%s: invalid JSON at line %d column %d: %s", path,
 		            je.line, je.column,
 		            emb_json_error_text(tb, sizeof(tb), je.text));
 		errno = EINVAL;
 	}
+	return j;
+}
+
+json_t *emb_json_file_load(const char *root, const char *path, size_t max,
+                           size_t flags, emb_err *err)
+{
+	char *text;
+	size_t len;
+	json_t *j;
+
+	if (!(text = emb_file_read(root, path, max, &len, err)))
+		return NULL;
+	j = emb_json_text_load(text, len, path, flags, err);
+	free(text);
 	return j;
 }
 

@@ -99,4 +99,9 @@ struct json_t;
 struct json_t *emb_json_file_load(const char *root, const char *path,
                                   size_t max, size_t flags, emb_err *err);
 
+/* the same for TEXT (LEN bytes, borrowed) already read from PATH */
+struct json_t *emb_json_text_load(const char *text, size_t len,
+                                  const char *path, size_t flags,
+                                  emb_err *err);
+
 #endif /* EMB_IO_FILE_H */

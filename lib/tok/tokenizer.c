@@ -104,7 +104,7 @@ void tk_pretok_release(tk_pretok *p)
 /* the model switch                                                    */
 
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
-                   emb_err *err)
+                   tk_fast *fast, emb_err *err)
 {
 	json_t *t;
 	const char *type;
@@ -131,7 +131,7 @@ int tk_model_parse(tk_model *out, const json_t *j, const char *file,
 	}
 	if (!strcmp(type, "BPE")) {
 		out->type = TK_MODEL_BPE;
-		return tk_bpe_parse(&out->u.bpe, j, file, err);
+		return tk_bpe_parse(&out->u.bpe, j, file, fast, err);
 	}
 	if (!strcmp(type, "Unigram")) {
 		out->type = TK_MODEL_UNIGRAM;
@@ -1436,12 +1436,32 @@ static int post_check(const emb_tokenizer *t, const char *file, emb_err *err)
 static int load_json(emb_tokenizer *t, const char *dir, const char *path,
                      emb_err *err)
 {
-	json_t *root = emb_json_file_load(dir, path, TOKENIZER_JSON_MAX, 0, err);
+	json_t *root = NULL;
 	json_t *v;
-	int rc = -1;
+	int rc = -1, fast_ok = 0;
+	tk_fast fast;
+	char *text, *res = NULL;
+	size_t len, rlen;
 
-	if (!root)
+	if (!(text = emb_file_read(dir, path, TOKENIZER_JSON_MAX, &len, err)))
 		return -1;
+	/* the big tables straight from the text, jansson for the rest
+	 * (fastjson.c); the whole text through jansson when that declines
+	 * or jansson finds fault with the rest */
+	if (tk_fast_read(&fast, text, len, &res, &rlen) == 1) {
+		root = json_loadb(res, rlen, 0, NULL);
+		free(res);
+		if (root)
+			fast_ok = 1;
+		else
+			tk_fast_release(&fast);
+	}
+	if (!root)
+		root = emb_json_text_load(text, len, path, 0, err);
+	if (!root) {
+		free(text);
+		return -1;
+	}
 	if (!json_is_object(root)) {
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
@@ -1451,7 +1471,8 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 		emb_err_set(err, "%s: missing field 'model'", path);
 		goto out;
 	}
-	if (tk_model_parse(&t->model, v, path, err) < 0)
+	if (tk_model_parse(&t->model, v, path, fast_ok ? &fast : NULL,
+	                   err) < 0)
 		goto out;
 	v = json_object_get(root, "normalizer");
 	if (v && !json_is_null(v)) {
@@ -1478,6 +1499,9 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 	rc = 0;
 out:
 	json_decref(root);
+	if (fast_ok)
+		tk_fast_release(&fast);
+	free(text);
 	return rc;
 }
 

@@ -17,12 +17,9 @@
 void tk_vocab_release(tk_vocab *v)
 {
 	free(v->arena);
-	free(v->off);
-	free(v->len);
-	free(v->id);
+	free(v->ent);
 	free(v->slots);
 	free((void *)v->by_id);
-	free(v->hash);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -32,18 +29,10 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 		return -1;
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 1024;
-		uint32_t *off = realloc(v->off, cap * sizeof(*off));
-		if (!off)
+		tk_vent *e = realloc(v->ent, cap * sizeof(*e));
+		if (!e)
 			return -1;
-		v->off = off;
-		off = realloc(v->len, cap * sizeof(*off));
-		if (!off)
-			return -1;
-		v->len = off;
-		int32_t *ids = realloc(v->id, cap * sizeof(*ids));
-		if (!ids)
-			return -1;
-		v->id = ids;
+		v->ent = e;
 		v->cap = cap;
 	}
 	if (v->arena_len + len + 1 > v->arena_cap) {
@@ -61,9 +50,9 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 	}
 	memcpy(v->arena + v->arena_len, s, len);
 	v->arena[v->arena_len + len] = 0;
-	v->off[v->n] = (uint32_t)v->arena_len;
-	v->len[v->n] = (uint32_t)len;
-	v->id[v->n] = id;
+	v->ent[v->n].off = (uint32_t)v->arena_len;
+	v->ent[v->n].len = (uint32_t)len;
+	v->ent[v->n].id = id;
 	v->arena_len += len + 1;
 	v->n++;
 	return 0;
@@ -88,36 +77,34 @@ static uint64_t hash2(const char *p, size_t plen, const char *s, size_t len)
 	return fnv_end(fnv_add(fnv_add(FNV_START, p, plen), s, len));
 }
 
-/* entry E is PREFIX + S: the stored hash first, so that a long entry is
- * compared byte by byte only when it almost surely matches */
-static int entry_eq_h(const tk_vocab *v, size_t e, uint64_t h, const char *p,
-                      size_t plen, const char *s, size_t len)
+uint64_t tk_vocab_hash(const char *prefix, size_t plen, const char *s,
+                       size_t len)
 {
-	const char *t = v->arena + v->off[e];
-
-	return (!v->hash || v->hash[e] == h) && v->len[e] == plen + len &&
-	       !memcmp(t, p, plen) && !memcmp(t + plen, s, len);
+	return hash2(prefix, plen, s, len);
 }
 
+#define TAG(h) ((h) >> 32 << 32)
+#define SLOT_E(k) ((uint32_t)(k))
+
+/* entry E is PREFIX + S */
 static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
                     const char *s, size_t len)
 {
-	const char *t = v->arena + v->off[e];
+	const char *t = v->arena + v->ent[e].off;
 
-	return v->len[e] == plen + len && !memcmp(t, p, plen) &&
+	return v->ent[e].len == plen + len && !memcmp(t, p, plen) &&
 	       !memcmp(t + plen, s, len);
 }
 
-int tk_vocab_build(tk_vocab *v)
+static int build(tk_vocab *v, int unique)
 {
 	size_t size = 16, i, e;
+	int dup = 0;
 
 	free(v->slots);
 	free((void *)v->by_id);
-	free(v->hash);
 	v->slots = NULL;
 	v->by_id = NULL;
-	v->hash = NULL;
 	v->n_ids = 0;
 	v->maxlen = 0;
 	while (size < 2 * v->n + 2)
@@ -126,37 +113,46 @@ int tk_vocab_build(tk_vocab *v)
 	if (!v->slots)
 		return -1;
 	v->mask = size - 1;
-	v->hash = malloc((v->n + 1) * sizeof(*v->hash));
-	if (!v->hash)
-		return -1;
 	for (e = 0; e < v->n; e++) {
-		if ((size_t)v->id[e] + 1 > v->n_ids)
-			v->n_ids = (size_t)v->id[e] + 1;
-		if (v->len[e] > v->maxlen)
-			v->maxlen = v->len[e];
-		v->hash[e] = hash2("", 0, v->arena + v->off[e], v->len[e]);
+		if ((size_t)v->ent[e].id + 1 > v->n_ids)
+			v->n_ids = (size_t)v->ent[e].id + 1;
+		if (v->ent[e].len > v->maxlen)
+			v->maxlen = v->ent[e].len;
 	}
 	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
 	if (!v->by_id)
 		return -1;
 	for (e = 0; e < v->n; e++) {
-		const char *s = v->arena + v->off[e];
-		v->by_id[v->id[e]] = s;
-		i = v->hash[e] & v->mask;
+		const char *s = v->arena + v->ent[e].off;
+		uint64_t h = hash2("", 0, s, v->ent[e].len);
+		v->by_id[v->ent[e].id] = s;
+		i = h & v->mask;
 		for (;;) {
-			uint32_t k = v->slots[i];
+			uint64_t k = v->slots[i];
 			if (!k) {
-				v->slots[i] = (uint32_t)e + 1;
+				v->slots[i] = TAG(h) | (e + 1);
 				break;
 			}
-			if (entry_eq(v, k - 1, "", 0, s, v->len[e])) {
-				v->slots[i] = (uint32_t)e + 1;  /* later wins */
+			if (TAG(k) == TAG(h) &&
+			    entry_eq(v, SLOT_E(k) - 1, "", 0, s, v->ent[e].len)) {
+				v->slots[i] = TAG(h) | (e + 1);  /* later wins */
+				dup = 1;
 				break;
 			}
 			i = (i + 1) & v->mask;
 		}
 	}
-	return 0;
+	return unique && dup;
+}
+
+int tk_vocab_build(tk_vocab *v)
+{
+	return build(v, 0) < 0 ? -1 : 0;
+}
+
+int tk_vocab_build_unique(tk_vocab *v)
+{
+	return build(v, 1);
 }
 
 int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
@@ -184,24 +180,31 @@ int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
 	return 0;
 }
 
-int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
-                      const char *s, size_t len)
+int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
+                            const char *prefix, size_t plen, const char *s,
+                            size_t len)
 {
 	size_t i;
-	uint64_t h;
 
 	if (!v->slots)
 		return -1;
-	h = hash2(prefix, plen, s, len);
-	i = h & v->mask;
-	for (;;) {
-		uint32_t k = v->slots[i];
+	for (i = h & v->mask;; i = (i + 1) & v->mask) {
+		uint64_t k = v->slots[i];
 		if (!k)
 			return -1;
-		if (entry_eq_h(v, k - 1, h, prefix, plen, s, len))
-			return v->id[k - 1];
-		i = (i + 1) & v->mask;
+		if (TAG(k) == TAG(h) &&
+		    entry_eq(v, SLOT_E(k) - 1, prefix, plen, s, len))
+			return v->ent[SLOT_E(k) - 1].id;
 	}
+}
+
+int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
+                      const char *s, size_t len)
+{
+	if (!v->slots)
+		return -1;
+	return tk_vocab_get_hashed(v, hash2(prefix, plen, s, len), prefix, plen,
+	                           s, len);
 }
 
 int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
@@ -216,7 +219,7 @@ int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
 		return -1;
 	st = fnv_add(FNV_START, prefix, plen);
 	/* forward, one hash step a byte; a byte-by-byte compare only on a
-	 * full-hash hit, and the hits are at most the longest one long */
+	 * tag hit, and the hits are at most the longest one long */
 	for (j = 0; j < nends && plen + ends[j] - from <= v->maxlen; j++) {
 		uint64_t h;
 		size_t i;
@@ -224,12 +227,13 @@ int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
 		at = ends[j];
 		h = fnv_end(st);
 		for (i = h & v->mask;; i = (i + 1) & v->mask) {
-			uint32_t e = v->slots[i];
+			uint64_t e = v->slots[i];
 			if (!e)
 				break;
-			if (entry_eq_h(v, e - 1, h, prefix, plen, s + from,
-			               at - from)) {
-				best = v->id[e - 1];
+			if (TAG(e) == TAG(h) &&
+			    entry_eq(v, SLOT_E(e) - 1, prefix, plen, s + from,
+			             at - from)) {
+				best = v->ent[SLOT_E(e) - 1].id;
 				*k = j;
 				break;
 			}
