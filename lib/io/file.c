@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,6 +158,45 @@ char *emb_file_read(const char *root, const char *path, size_t max,
 	buf[got] = 0;
 	*len = got;
 	return buf;
+}
+
+int emb_file_map(emb_filebuf *out, const char *root, const char *path,
+                 size_t max, emb_err *err)
+{
+	size_t size;
+	void *p;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	if ((fd = emb_file_open(root, path, &size, err)) < 0)
+		return -1;
+	/* a small file, or one past MAX (emb_file_read says so): read */
+	if (size < ((size_t)1 << 20) || size > max) {
+		close(fd);
+		if (!(out->text = emb_file_read(root, path, max, &out->len, err)))
+			return -1;
+		return 0;
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		if (!(out->text = emb_file_read(root, path, max, &out->len, err)))
+			return -1;
+		return 0;
+	}
+	out->text = p;
+	out->len = size;
+	out->mapped = 1;
+	return 0;
+}
+
+void emb_filebuf_release(emb_filebuf *b)
+{
+	if (b->mapped)
+		munmap((void *)b->text, b->len);
+	else
+		free((void *)b->text);
+	memset(b, 0, sizeof(*b));
 }
 
 int emb_model_dir_check(const char *dir, emb_err *err)

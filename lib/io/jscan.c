@@ -39,15 +39,47 @@ static int fail(emb_jscan *s, const unsigned char *at, const char *what)
 	return -1;
 }
 
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+#define LOWS 0x7f7f7f7f7f7f7f7full
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    defined(__GNUC__)
+#define SWAR 1
+/* 0x80 in each byte of X that is zero, nothing elsewhere (no carries) */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	return ~(((x & LOWS) + LOWS) | x | LOWS);
+}
+#endif
+
+/* past the whitespace at P */
+static inline const unsigned char *ws_end(const unsigned char *p,
+                                          const unsigned char *e)
+{
+#ifdef SWAR
+	/* 8 bytes at a time: the first that is not ' ', \n, \r, \t */
+	while (e - p >= 8) {
+		uint64_t w, ws;
+		memcpy(&w, p, 8);
+		ws = zero_bytes(w ^ (0x20 * ONES)) | zero_bytes(w ^ (0x0a * ONES)) |
+		     zero_bytes(w ^ (0x0d * ONES)) | zero_bytes(w ^ (0x09 * ONES));
+		if (ws != HIGHS)
+			return p + (__builtin_ctzll(~ws & HIGHS) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return p;
+}
+
 int emb_jscan_peek(emb_jscan *s)
 {
-	const unsigned char *p = s->p, *e = s->end;
+	const unsigned char *p, *e = s->end;
 
 	if (s->what)
 		return -1;
-	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	s->p = p;
+	s->p = p = ws_end(s->p, e);
 	return p < e ? *p : -1;
 }
 
@@ -253,6 +285,22 @@ int emb_jscan_string(emb_jscan *s, const char **out, size_t *n)
 	for (;;) {
 		size_t m;
 
+#ifdef SWAR
+		/* 8 bytes at a time: the first that is '"', '\\', a
+		 * control character or not ASCII */
+		while (e - p >= 8) {
+			uint64_t w, sp;
+			memcpy(&w, p, 8);
+			sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
+			     zero_bytes(w ^ (0x5c * ONES)) |
+			     zero_bytes(w & (0xe0 * ONES));
+			if (sp) {
+				p += __builtin_ctzll(sp) >> 3;
+				break;
+			}
+			p += 8;
+		}
+#endif
 		while (p < e && !str_class(*p))
 			p++;
 		if (p >= e)

@@ -203,7 +203,7 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, tk_fast *fast,
 		                   "entries", file);
 	while (size < 2 * nm + 2)
 		size *= 2;
-	b->merges = calloc(size, sizeof(*b->merges));
+	b->merges = tk_table_calloc(size, sizeof(*b->merges));
 	if (!b->merges)
 		return emb_err_set(err, "out of memory");
 	b->mask = size - 1;
@@ -251,6 +251,9 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, tk_fast *fast,
 			for (k = 0; k < 3; k++)
 				tk_vocab_prefetch(&b->vocab, q[j].h[k]);
 		}
+		for (j = 0; j < m; j++)
+			for (k = 0; !q[j].bad && k < 3; k++)
+				tk_vocab_prefetch2(&b->vocab, q[j].h[k]);
 		for (j = 0; j < m; j++) {
 			const char *sa = q[j].sa, *sb = q[j].sb;
 			size_t na = q[j].na, nb = q[j].nb;

@@ -325,6 +325,10 @@ typedef struct tk_vocab {
 	size_t maxlen;          /* the longest entry, in bytes */
 } tk_vocab;
 
+/* a zeroed table of N items of SIZE bytes for random access (free()):
+ * a big one on 2 MB pages where the system allows; NULL if out of
+ * memory */
+void *tk_table_calloc(size_t n, size_t size);
 void tk_vocab_release(tk_vocab *v);
 /* add (S, LEN) -> ID; a later duplicate string overrides the id */
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
@@ -356,6 +360,8 @@ static inline void tk_vocab_prefetch(const tk_vocab *v, uint64_t h)
 	if (v->slots)
 		__builtin_prefetch(&v->slots[h & v->mask]);
 }
+/* the second step: after the slot came, fetch its entry */
+void tk_vocab_prefetch2(const tk_vocab *v, uint64_t h);
 int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
                             const char *prefix, size_t plen, const char *s,
                             size_t len);

@@ -1440,11 +1440,15 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 	json_t *v;
 	int rc = -1, fast_ok = 0;
 	tk_fast fast;
-	char *text, *res = NULL;
+	emb_filebuf fb;
+	const char *text;
+	char *res = NULL;
 	size_t len, rlen;
 
-	if (!(text = emb_file_read(dir, path, TOKENIZER_JSON_MAX, &len, err)))
+	if (emb_file_map(&fb, dir, path, TOKENIZER_JSON_MAX, err) < 0)
 		return -1;
+	text = fb.text;
+	len = fb.len;
 	/* the big tables straight from the text, jansson for the rest
 	 * (fastjson.c); the whole text through jansson when that declines
 	 * or jansson finds fault with the rest */
@@ -1459,7 +1463,7 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 	if (!root)
 		root = emb_json_text_load(text, len, path, 0, err);
 	if (!root) {
-		free(text);
+		emb_filebuf_release(&fb);
 		return -1;
 	}
 	if (!json_is_object(root)) {
@@ -1501,7 +1505,7 @@ out:
 	json_decref(root);
 	if (fast_ok)
 		tk_fast_release(&fast);
-	free(text);
+	emb_filebuf_release(&fb);
 	return rc;
 }
 

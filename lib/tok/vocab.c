@@ -7,9 +7,35 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "tok/tok-internal.h"
 
 #define MAX_ID (1 << 26)
+
+/* ------------------------------------------------------------------ */
+/* big hash tables                                                     */
+
+void *tk_table_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	bytes = n * size;
+#ifdef MADV_HUGEPAGE
+	/* probed at random: 2 MB pages, where the system lends them,
+	 * spare a TLB miss on most lookups */
+	if (bytes >= ((size_t)2 << 20)) {
+		if (posix_memalign(&p, (size_t)2 << 20, bytes))
+			return NULL;
+		madvise(p, bytes, MADV_HUGEPAGE);
+		memset(p, 0, bytes);
+		return p;
+	}
+#endif
+	return calloc(n, size);
+}
 
 /* ------------------------------------------------------------------ */
 /* vocabularies                                                        */
@@ -25,6 +51,9 @@ void tk_vocab_release(tk_vocab *v)
 
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 {
+	size_t hdr;
+	uint32_t l32;
+
 	if (id < 0 || id >= MAX_ID || len > UINT32_MAX / 2)
 		return -1;
 	if (v->n == v->cap) {
@@ -35,10 +64,13 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 		v->ent = e;
 		v->cap = cap;
 	}
-	if (v->arena_len + len + 1 > v->arena_cap) {
+	/* a header, then the string: int32 id, uint32 len, bytes, NUL, at
+	 * 4-byte alignment, so that a lookup reads one place */
+	hdr = (v->arena_len + 3) & ~(size_t)3;
+	if (hdr + 8 + len + 1 > v->arena_cap) {
 		size_t cap = v->arena_cap ? v->arena_cap : 65536;
 		char *a;
-		while (cap < v->arena_len + len + 1)
+		while (cap < hdr + 8 + len + 1)
 			cap *= 2;
 		if (cap > UINT32_MAX)
 			return -1;
@@ -48,12 +80,15 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 		v->arena = a;
 		v->arena_cap = cap;
 	}
-	memcpy(v->arena + v->arena_len, s, len);
-	v->arena[v->arena_len + len] = 0;
-	v->ent[v->n].off = (uint32_t)v->arena_len;
-	v->ent[v->n].len = (uint32_t)len;
+	l32 = (uint32_t)len;
+	memcpy(v->arena + hdr, &id, 4);
+	memcpy(v->arena + hdr + 4, &l32, 4);
+	memcpy(v->arena + hdr + 8, s, len);
+	v->arena[hdr + 8 + len] = 0;
+	v->ent[v->n].off = (uint32_t)hdr + 8;
+	v->ent[v->n].len = l32;
 	v->ent[v->n].id = id;
-	v->arena_len += len + 1;
+	v->arena_len = hdr + 8 + len + 1;
 	v->n++;
 	return 0;
 }
@@ -83,22 +118,51 @@ uint64_t tk_vocab_hash(const char *prefix, size_t plen, const char *s,
 	return hash2(prefix, plen, s, len);
 }
 
+/* a slot: the hash's high half, and the entry's header offset / 4 + 1 */
 #define TAG(h) ((h) >> 32 << 32)
-#define SLOT_E(k) ((uint32_t)(k))
+#define SLOT(h, e) (TAG(h) | ((v->ent[e].off - 8) / 4 + 1))
+#define SLOT_HDR(v, k) ((v)->arena + ((size_t)(uint32_t)(k) - 1) * 4)
 
-/* entry E is PREFIX + S */
-static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
-                    const char *s, size_t len)
+/* the header at H holds PREFIX + S: 1 and *ID */
+static int hdr_eq(const char *h, const char *p, size_t plen, const char *s,
+                  size_t len, int32_t *id)
 {
-	const char *t = v->arena + v->ent[e].off;
+	uint32_t n;
 
-	return v->ent[e].len == plen + len && !memcmp(t, p, plen) &&
-	       !memcmp(t + plen, s, len);
+	memcpy(&n, h + 4, 4);
+	if (n != plen + len || (plen && memcmp(h + 8, p, plen)))
+		return 0;
+	h += 8 + plen;
+	if (len <= 16) {        /* most tokens: no call */
+		for (size_t i = 0; i < len; i++)
+			if (h[i] != s[i])
+				return 0;
+		h -= 8 + plen;
+	} else if (memcmp(h, s, len)) {
+		return 0;
+	} else {
+		h -= 8 + plen;
+	}
+	memcpy(id, h, 4);
+	return 1;
 }
+
+void tk_vocab_prefetch2(const tk_vocab *v, uint64_t h)
+{
+	uint64_t k;
+
+	if (!v->slots)
+		return;
+	k = v->slots[h & v->mask];
+	if (k && TAG(k) == TAG(h))
+		__builtin_prefetch(SLOT_HDR(v, k));
+}
+
+#define BUILD_BATCH 32
 
 static int build(tk_vocab *v, int unique)
 {
-	size_t size = 16, i, e;
+	size_t size = 16, i, e, e0, j;
 	int dup = 0;
 
 	free(v->slots);
@@ -109,7 +173,7 @@ static int build(tk_vocab *v, int unique)
 	v->maxlen = 0;
 	while (size < 2 * v->n + 2)
 		size *= 2;
-	v->slots = calloc(size, sizeof(*v->slots));
+	v->slots = tk_table_calloc(size, sizeof(*v->slots));
 	if (!v->slots)
 		return -1;
 	v->mask = size - 1;
@@ -122,24 +186,37 @@ static int build(tk_vocab *v, int unique)
 	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
 	if (!v->by_id)
 		return -1;
-	for (e = 0; e < v->n; e++) {
-		const char *s = v->arena + v->ent[e].off;
-		uint64_t h = hash2("", 0, s, v->ent[e].len);
-		v->by_id[v->ent[e].id] = s;
-		i = h & v->mask;
-		for (;;) {
-			uint64_t k = v->slots[i];
-			if (!k) {
-				v->slots[i] = TAG(h) | (e + 1);
-				break;
+	/* in batches, the slots of a batch fetched together */
+	for (e0 = 0; e0 < v->n; e0 += BUILD_BATCH) {
+		size_t m = v->n - e0 < BUILD_BATCH ? v->n - e0 : BUILD_BATCH;
+		uint64_t hs[BUILD_BATCH];
+		for (j = 0; j < m; j++) {
+			e = e0 + j;
+			hs[j] = hash2("", 0, v->arena + v->ent[e].off,
+			              v->ent[e].len);
+			__builtin_prefetch(&v->slots[hs[j] & v->mask]);
+		}
+		for (j = 0; j < m; j++) {
+			const char *s;
+			uint64_t h = hs[j];
+			e = e0 + j;
+			s = v->arena + v->ent[e].off;
+			v->by_id[v->ent[e].id] = s;
+			for (i = h & v->mask;; i = (i + 1) & v->mask) {
+				uint64_t k = v->slots[i];
+				int32_t id;
+				if (!k) {
+					v->slots[i] = SLOT(h, e);
+					break;
+				}
+				if (TAG(k) == TAG(h) &&
+				    hdr_eq(SLOT_HDR(v, k), "", 0, s, v->ent[e].len,
+				           &id)) {
+					v->slots[i] = SLOT(h, e);  /* later wins */
+					dup = 1;
+					break;
+				}
 			}
-			if (TAG(k) == TAG(h) &&
-			    entry_eq(v, SLOT_E(k) - 1, "", 0, s, v->ent[e].len)) {
-				v->slots[i] = TAG(h) | (e + 1);  /* later wins */
-				dup = 1;
-				break;
-			}
-			i = (i + 1) & v->mask;
 		}
 	}
 	return unique && dup;
@@ -190,11 +267,12 @@ int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
 		return -1;
 	for (i = h & v->mask;; i = (i + 1) & v->mask) {
 		uint64_t k = v->slots[i];
+		int32_t id;
 		if (!k)
 			return -1;
 		if (TAG(k) == TAG(h) &&
-		    entry_eq(v, SLOT_E(k) - 1, prefix, plen, s, len))
-			return v->ent[SLOT_E(k) - 1].id;
+		    hdr_eq(SLOT_HDR(v, k), prefix, plen, s, len, &id))
+			return id;
 	}
 }
 
@@ -228,12 +306,13 @@ int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
 		h = fnv_end(st);
 		for (i = h & v->mask;; i = (i + 1) & v->mask) {
 			uint64_t e = v->slots[i];
+			int32_t id;
 			if (!e)
 				break;
 			if (TAG(e) == TAG(h) &&
-			    entry_eq(v, SLOT_E(e) - 1, prefix, plen, s + from,
-			             at - from)) {
-				best = v->ent[SLOT_E(e) - 1].id;
+			    hdr_eq(SLOT_HDR(v, e), prefix, plen, s + from,
+			           at - from, &id)) {
+				best = id;
 				*k = j;
 				break;
 			}
