@@ -271,7 +271,7 @@ clean-sanitize:
 # test/fuzz/build/ (git-ignored), each run FUZZ_TIME seconds, FUZZ_JOBS at
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
-FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
+FUZZ_TARGETS = safetensors config tokenizer_json tokenizer_fast tokenize_wordpiece \
 	tokenize_bpe tokenize_unigram jsonl manifest index normalizer paths
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
@@ -279,6 +279,7 @@ FUZZ_CC = clang
 FUZZ_HDR = test/fuzz/fuzz.h test/fuzz/fuzz_tok.h test/fuzz/targets.h
 FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
+	test/fuzz/fuzz_tokenizer_fast.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
 	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o test/fuzz/fuzz_normalizer.o \
