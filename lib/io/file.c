@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "io/io.h"
+#include "io/jscan.h"
 
 const char *const emb_model_file_names[] = {
 	"config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
@@ -279,6 +280,29 @@ json_t *emb_json_file_load(const char *root, const char *path, size_t max,
 		return NULL;
 	j = emb_json_text_load(text, len, path, flags, err);
 	free(text);
+	return j;
+}
+
+json_t *emb_json_file_load_skip(const char *root, const char *path,
+                                size_t max, size_t flags, const char *skip,
+                                emb_err *err)
+{
+	emb_filebuf fb;
+	json_t *j = NULL;
+	char *res;
+	size_t rlen;
+
+	if (emb_file_map(&fb, root, path, max, err) < 0)
+		return NULL;
+	if (emb_jscan_zero_member(fb.text, fb.len, skip, &res, &rlen) == 1) {
+		j = json_loadb(res, rlen, flags, NULL);
+		free(res);
+	}
+	/* nothing to skip, or jansson refused: the whole text, and its
+	 * own message */
+	if (!j)
+		j = emb_json_text_load(fb.text, fb.len, path, flags, err);
+	emb_filebuf_release(&fb);
 	return j;
 }
 

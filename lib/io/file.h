@@ -117,6 +117,13 @@ struct json_t;
 struct json_t *emb_json_file_load(const char *root, const char *path,
                                   size_t max, size_t flags, emb_err *err);
 
+/* the same, but the value of the top-level member SKIP is 0 in the tree
+ * (emb_jscan_zero_member: no tree is built of it), for a big member the
+ * caller never reads; errors as emb_json_file_load */
+struct json_t *emb_json_file_load_skip(const char *root, const char *path,
+                                       size_t max, size_t flags,
+                                       const char *skip, emb_err *err);
+
 /* the same for TEXT (LEN bytes, borrowed) already read from PATH */
 struct json_t *emb_json_text_load(const char *text, size_t len,
                                   const char *path, size_t flags,

@@ -493,3 +493,47 @@ int emb_jscan_error(const emb_jscan *s, const char *file, emb_err *err)
 	                   file, line, (long)(at - bol) + 1,
 	                   s->what ? s->what : "parse error");
 }
+
+int emb_jscan_zero_member(const char *text, size_t len, const char *key,
+                          char **out, size_t *outlen)
+{
+	emb_jscan s;
+	size_t klen = strlen(key), at = 0, k = 0;
+	int first = 1, r, ok = 0;
+	char *o = NULL;
+
+	emb_jscan_init(&s, text, len);
+	if (emb_jscan_open(&s, '{') < 0)
+		goto out;
+	while ((r = emb_jscan_more(&s, &first, '}')) > 0) {
+		const char *kk;
+		size_t n, a;
+		if (emb_jscan_key(&s, &kk, &n) < 0 || emb_jscan_peek(&s) < 0)
+			goto out;
+		a = (size_t)(s.p - s.text);
+		if (emb_jscan_skip(&s) < 0)
+			goto out;
+		if (n != klen || memcmp(kk, key, n))
+			continue;
+		/* a value is at least one byte: "0" never makes it longer */
+		if (!o && !(o = malloc(len + 1)))
+			goto out;
+		memcpy(o + k, text + at, a - at);
+		k += a - at;
+		o[k++] = '0';
+		at = (size_t)(s.p - s.text);
+	}
+	if (r < 0 || emb_jscan_finish(&s) < 0 || !o)
+		goto out;
+	memcpy(o + k, text + at, len - at);
+	k += len - at;
+	o[k] = 0;
+	*out = o;
+	*outlen = k;
+	o = NULL;
+	ok = 1;
+out:
+	emb_jscan_release(&s);
+	free(o);
+	return ok;
+}

@@ -71,4 +71,12 @@ int emb_jscan_finish(emb_jscan *s);
  * WHAT" (column in bytes, from 1; never the text's bytes) and return -1 */
 int emb_jscan_error(const emb_jscan *s, const char *file, emb_err *err);
 
+/* TEXT (LEN bytes, borrowed) with the value of each top-level member
+ * named KEY replaced by 0, for a reader that never looks at it (and so
+ * need not build a tree of it): 1 and *OUT (new: free()), *OUTLEN, when
+ * TEXT is a strictly valid JSON object that has KEY; else 0 (use TEXT
+ * as it is, which also gives any error its own message) */
+int emb_jscan_zero_member(const char *text, size_t len, const char *key,
+                          char **out, size_t *outlen);
+
 #endif /* EMB_IO_JSCAN_H */

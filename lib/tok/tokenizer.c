@@ -1654,7 +1654,10 @@ static json_t *load_opt_json(const char *dir, const char *path, int *bad,
 	json_t *j;
 
 	*bad = 0;
-	j = emb_json_file_load(dir, path, (size_t)16 << 20, 0, err);
+	/* Gemma 3's tokenizer_config.json is 1.1 MB, nearly all of it
+	 * added_tokens_decoder, which nothing here reads: no tree of it */
+	j = emb_json_file_load_skip(dir, path, (size_t)16 << 20, 0,
+	                            "added_tokens_decoder", err);
 	if (!j) {
 		*bad = errno != ENOENT;
 		return NULL;
