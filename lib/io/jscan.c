@@ -73,7 +73,7 @@ static inline const unsigned char *ws_end(const unsigned char *p,
 	return p;
 }
 
-int emb_jscan_peek(emb_jscan *s)
+static inline int peek(emb_jscan *s)
 {
 	const unsigned char *p, *e = s->end;
 
@@ -83,9 +83,14 @@ int emb_jscan_peek(emb_jscan *s)
 	return p < e ? *p : -1;
 }
 
+int emb_jscan_peek(emb_jscan *s)
+{
+	return peek(s);
+}
+
 int emb_jscan_open(emb_jscan *s, int c)
 {
-	if (emb_jscan_peek(s) != c)
+	if (peek(s) != c)
 		return fail(s, s->p, c == '{' ? "'{' expected" : "'[' expected");
 	if (s->depth >= EMB_JSCAN_MAX_DEPTH)
 		return fail(s, s->p, "maximum parsing depth reached");
@@ -96,7 +101,7 @@ int emb_jscan_open(emb_jscan *s, int c)
 
 int emb_jscan_more(emb_jscan *s, int *first, int close)
 {
-	int c = emb_jscan_peek(s);
+	int c = peek(s);
 
 	if (c == close) {
 		s->p++;
@@ -278,7 +283,7 @@ int emb_jscan_string(emb_jscan *s, const char **out, size_t *n)
 {
 	const unsigned char *start, *p, *e = s->end;
 
-	if (emb_jscan_peek(s) != '"')
+	if (peek(s) != '"')
 		return fail(s, s->p, "string expected");
 	start = s->p;
 	p = start + 1;
@@ -327,7 +332,7 @@ int emb_jscan_key(emb_jscan *s, const char **out, size_t *n)
 {
 	if (emb_jscan_string(s, out, n) < 0)
 		return -1;
-	if (emb_jscan_peek(s) != ':')
+	if (peek(s) != ':')
 		return fail(s, s->p, "':' expected");
 	s->p++;
 	return 0;
@@ -339,7 +344,7 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 {
 	const unsigned char *p, *e = s->end, *start;
 	unsigned long long x = 0, lim;
-	int neg = 0, big = 0, c = emb_jscan_peek(s);
+	int neg = 0, big = 0, c = peek(s);
 
 	if (c != '-' && !DIGIT(c))
 		return fail(s, s->p, c < 0 ? "unexpected end of input"
@@ -425,7 +430,7 @@ int emb_jscan_skip(emb_jscan *s)
 	long long v;
 
 value:
-	c = emb_jscan_peek(s);
+	c = peek(s);
 	switch (c) {
 	case '{': case '[':
 		if (emb_jscan_open(s, c) < 0)
@@ -470,7 +475,7 @@ more:
 
 int emb_jscan_finish(emb_jscan *s)
 {
-	int c = emb_jscan_peek(s);
+	int c = peek(s);
 
 	if (s->what)
 		return -1;
@@ -508,7 +513,7 @@ int emb_jscan_zero_member(const char *text, size_t len, const char *key,
 	while ((r = emb_jscan_more(&s, &first, '}')) > 0) {
 		const char *kk;
 		size_t n, a;
-		if (emb_jscan_key(&s, &kk, &n) < 0 || emb_jscan_peek(&s) < 0)
+		if (emb_jscan_key(&s, &kk, &n) < 0 || peek(&s) < 0)
 			goto out;
 		a = (size_t)(s.p - s.text);
 		if (emb_jscan_skip(&s) < 0)

@@ -92,7 +92,8 @@ static void merge_put(tk_bpe *b, int32_t l, int32_t r, int32_t rank,
 void tk_bpe_release(tk_bpe *b)
 {
 	tk_vocab_release(&b->vocab);
-	free(b->merges);
+	if (b->merges)
+		tk_table_free(b->merges, b->mask + 1, sizeof(*b->merges));
 	free(b->unk);
 	free(b->prefix);
 	free(b->suffix);

@@ -325,10 +325,11 @@ typedef struct tk_vocab {
 	size_t maxlen;          /* the longest entry, in bytes */
 } tk_vocab;
 
-/* a zeroed table of N items of SIZE bytes for random access (free()):
- * a big one on 2 MB pages where the system allows; NULL if out of
- * memory */
+/* a zeroed table of N items of SIZE bytes for random access
+ * (tk_table_free with the same N and SIZE): a big one on 2 MB pages
+ * where the system allows; NULL if out of memory */
 void *tk_table_calloc(size_t n, size_t size);
+void tk_table_free(void *p, size_t n, size_t size);
 void tk_vocab_release(tk_vocab *v);
 /* add (S, LEN) -> ID; a later duplicate string overrides the id */
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);

@@ -15,26 +15,48 @@
 /* ------------------------------------------------------------------ */
 /* big hash tables                                                     */
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
 void *tk_table_calloc(size_t n, size_t size)
 {
 	size_t bytes;
-	void *p;
 
 	if (size && n > SIZE_MAX / size)
 		return NULL;
 	bytes = n * size;
 #ifdef MADV_HUGEPAGE
-	/* probed at random: 2 MB pages, where the system lends them,
-	 * spare a TLB miss on most lookups */
-	if (bytes >= ((size_t)2 << 20)) {
-		if (posix_memalign(&p, (size_t)2 << 20, bytes))
+	/* probed at random: on 2 MB pages, where the system lends them,
+	 * most lookups spare a TLB miss; fresh pages come zeroed */
+	if (bytes >= HUGE_PAGE && bytes <= SIZE_MAX - HUGE_PAGE) {
+		char *p = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+		size_t head;
+		if (p == MAP_FAILED)
 			return NULL;
-		madvise(p, bytes, MADV_HUGEPAGE);
-		memset(p, 0, bytes);
-		return p;
+		a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+		head = (size_t)(a - p);
+		if (head)
+			munmap(p, head);
+		if (HUGE_PAGE - head)
+			munmap(a + bytes, HUGE_PAGE - head);
+		madvise(a, bytes, MADV_HUGEPAGE);
+		return a;
 	}
 #endif
 	return calloc(n, size);
+}
+
+void tk_table_free(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+#ifdef MADV_HUGEPAGE
+	if (n * size >= HUGE_PAGE) {
+		munmap(p, n * size);
+		return;
+	}
+#endif
+	free(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -44,7 +66,8 @@ void tk_vocab_release(tk_vocab *v)
 {
 	free(v->arena);
 	free(v->ent);
-	free(v->slots);
+	if (v->slots)
+		tk_table_free(v->slots, v->mask + 1, sizeof(*v->slots));
 	free((void *)v->by_id);
 	memset(v, 0, sizeof(*v));
 }
@@ -165,7 +188,8 @@ static int build(tk_vocab *v, int unique)
 	size_t size = 16, i, e, e0, j;
 	int dup = 0;
 
-	free(v->slots);
+	if (v->slots)
+		tk_table_free(v->slots, v->mask + 1, sizeof(*v->slots));
 	free((void *)v->by_id);
 	v->slots = NULL;
 	v->by_id = NULL;
