@@ -12,8 +12,8 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
 	lib/kern/kernels_bf16_avx512.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
-	lib/io/file.o lib/io/base64.o
-TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/pattern.o lib/tok/normalizer.o \
+	lib/io/file.o lib/io/base64.o lib/io/jscan.o
+TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
 	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
@@ -67,7 +67,7 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h lib/st/embed.h lib/nn/families.h
@@ -279,7 +279,7 @@ clean-sanitize:
 # test/fuzz/build/ (git-ignored), each run FUZZ_TIME seconds, FUZZ_JOBS at
 # a time; exit 1 and the reproducer's name on any finding
 # (test/fuzz/README).
-FUZZ_TARGETS = safetensors config tokenizer_json tokenize_wordpiece \
+FUZZ_TARGETS = safetensors config tokenizer_json tokenizer_fast tokenize_wordpiece \
 	tokenize_bpe tokenize_unigram jsonl manifest index normalizer paths
 FUZZ_TIME = 60
 FUZZ_JOBS = 2
@@ -287,6 +287,7 @@ FUZZ_CC = clang
 FUZZ_HDR = test/fuzz/fuzz.h test/fuzz/fuzz_tok.h test/fuzz/targets.h
 FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 	test/fuzz/fuzz_config.o test/fuzz/fuzz_tokenizer_json.o \
+	test/fuzz/fuzz_tokenizer_fast.o \
 	test/fuzz/fuzz_tokenize_wordpiece.o test/fuzz/fuzz_tokenize_bpe.o \
 	test/fuzz/fuzz_tokenize_unigram.o test/fuzz/fuzz_jsonl.o \
 	test/fuzz/fuzz_manifest.o test/fuzz/fuzz_index.o test/fuzz/fuzz_normalizer.o \

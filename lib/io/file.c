@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "io/io.h"
+#include "io/jscan.h"
 
 const char *const emb_model_file_names[] = {
 	"config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
@@ -159,6 +161,45 @@ char *emb_file_read(const char *root, const char *path, size_t max,
 	return buf;
 }
 
+int emb_file_map(emb_filebuf *out, const char *root, const char *path,
+                 size_t max, emb_err *err)
+{
+	size_t size;
+	void *p;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	if ((fd = emb_file_open(root, path, &size, err)) < 0)
+		return -1;
+	/* a small file, or one past MAX (emb_file_read says so): read */
+	if (size < ((size_t)1 << 20) || size > max) {
+		close(fd);
+		if (!(out->text = emb_file_read(root, path, max, &out->len, err)))
+			return -1;
+		return 0;
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		if (!(out->text = emb_file_read(root, path, max, &out->len, err)))
+			return -1;
+		return 0;
+	}
+	out->text = p;
+	out->len = size;
+	out->mapped = 1;
+	return 0;
+}
+
+void emb_filebuf_release(emb_filebuf *b)
+{
+	if (b->mapped)
+		munmap((void *)b->text, b->len);
+	else
+		free((void *)b->text);
+	memset(b, 0, sizeof(*b));
+}
+
 int emb_model_dir_check(const char *dir, emb_err *err)
 {
 	struct stat sb;
@@ -205,31 +246,63 @@ const char *emb_json_error_text(char *buf, size_t n, const char *text)
 	return buf;
 }
 
-json_t *emb_json_file_load(const char *root, const char *path, size_t max,
+json_t *emb_json_text_load(const char *text, size_t len, const char *path,
                            size_t flags, emb_err *err)
 {
 	json_error_t je;
-	char tb[160], *text;
-	size_t len;
+	char tb[160];
 	json_t *j;
 
-	if (!(text = emb_file_read(root, path, max, &len, err)))
-		return NULL;
 	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
-		free(text);
 		emb_err_set(err, "%s: starts with a UTF-8 byte order mark (not "
 		            "allowed in JSON: remove it)", path);
 		errno = EINVAL;
 		return NULL;
 	}
 	j = json_loadb(text, len, flags, &je);
-	free(text);
 	if (!j) {
 		emb_err_set(err, "%s: invalid JSON at line %d column %d: %s", path,
 		            je.line, je.column,
 		            emb_json_error_text(tb, sizeof(tb), je.text));
 		errno = EINVAL;
 	}
+	return j;
+}
+
+json_t *emb_json_file_load(const char *root, const char *path, size_t max,
+                           size_t flags, emb_err *err)
+{
+	char *text;
+	size_t len;
+	json_t *j;
+
+	if (!(text = emb_file_read(root, path, max, &len, err)))
+		return NULL;
+	j = emb_json_text_load(text, len, path, flags, err);
+	free(text);
+	return j;
+}
+
+json_t *emb_json_file_load_skip(const char *root, const char *path,
+                                size_t max, size_t flags, const char *skip,
+                                emb_err *err)
+{
+	emb_filebuf fb;
+	json_t *j = NULL;
+	char *res;
+	size_t rlen;
+
+	if (emb_file_map(&fb, root, path, max, err) < 0)
+		return NULL;
+	if (emb_jscan_zero_member(fb.text, fb.len, skip, &res, &rlen) == 1) {
+		j = json_loadb(res, rlen, flags, NULL);
+		free(res);
+	}
+	/* nothing to skip, or jansson refused: the whole text, and its
+	 * own message */
+	if (!j)
+		j = emb_json_text_load(fb.text, fb.len, path, flags, err);
+	emb_filebuf_release(&fb);
 	return j;
 }
 

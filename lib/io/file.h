@@ -54,6 +54,24 @@ int emb_path_within(const char *real, const char *realroot);
  * against the rule, before any loader opens them: -1 with err naming the
  * first that breaks it.  Absent files are no error.
  */
+/*
+ * A whole file for reading only, without copying it where the system
+ * allows: PATH (emb_file_open's rules, at most MAX bytes as
+ * emb_file_read) mapped read-only, or, for a small file or where mapping
+ * fails, read into memory.  OUT->text (LEN bytes, not NUL-terminated)
+ * stays valid until emb_filebuf_release.  A mapped file that another
+ * process shortens meanwhile ends the process with SIGBUS, as the
+ * mapped weights would.  0, or -1 with err set as emb_file_read.
+ */
+typedef struct emb_filebuf {
+	const char *text;
+	size_t len;
+	int mapped;
+} emb_filebuf;
+int emb_file_map(emb_filebuf *out, const char *root, const char *path,
+                 size_t max, emb_err *err);
+void emb_filebuf_release(emb_filebuf *b);
+
 int emb_model_dir_check(const char *dir, emb_err *err);
 
 /* the names above, NULL-terminated (borrowed, static) */
@@ -98,5 +116,17 @@ const char *emb_json_error_text(char *buf, size_t n, const char *text);
 struct json_t;
 struct json_t *emb_json_file_load(const char *root, const char *path,
                                   size_t max, size_t flags, emb_err *err);
+
+/* the same, but the value of the top-level member SKIP is 0 in the tree
+ * (emb_jscan_zero_member: no tree is built of it), for a big member the
+ * caller never reads; errors as emb_json_file_load */
+struct json_t *emb_json_file_load_skip(const char *root, const char *path,
+                                       size_t max, size_t flags,
+                                       const char *skip, emb_err *err);
+
+/* the same for TEXT (LEN bytes, borrowed) already read from PATH */
+struct json_t *emb_json_text_load(const char *text, size_t len,
+                                  const char *path, size_t flags,
+                                  emb_err *err);
 
 #endif /* EMB_IO_FILE_H */

@@ -56,6 +56,15 @@ static const tk_merge *merge_get(const tk_bpe *b, int32_t l, int32_t r)
 
 /* a later merge of the same pair replaces the earlier one (HF collects
  * the merges into a HashMap: the last rank wins) */
+static void merge_prefetch(const tk_bpe *b, int32_t l, int32_t r)
+{
+	uint64_t key = ((uint64_t)(uint32_t)l << 32 | (uint32_t)r) + 1;
+
+	__builtin_prefetch(&b->merges[mix64(key) & b->mask]);
+}
+
+#define MERGE_BATCH 32
+
 static void merge_put(tk_bpe *b, int32_t l, int32_t r, int32_t rank,
                       int32_t id)
 {
@@ -83,7 +92,8 @@ static void merge_put(tk_bpe *b, int32_t l, int32_t r, int32_t rank,
 void tk_bpe_release(tk_bpe *b)
 {
 	tk_vocab_release(&b->vocab);
-	free(b->merges);
+	if (b->merges)
+		tk_table_free(b->merges, b->mask + 1, sizeof(*b->merges));
 	free(b->unk);
 	free(b->prefix);
 	free(b->suffix);
@@ -135,13 +145,12 @@ static int merge_parts(const json_t *m, const char **a, size_t *na,
 	return -1;
 }
 
-int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
+int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, tk_fast *fast,
+                 emb_err *err)
 {
 	json_t *vocab = json_object_get(j, "vocab");
 	json_t *merges = json_object_get(j, "merges");
-	size_t i, size = 16, nm;
-	char *buf = NULL;
-	size_t bufcap = 0;
+	size_t i, i0, size = 16, nm, plen;
 	int k;
 
 	memset(b, 0, sizeof(*b));
@@ -172,8 +181,13 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
 		return emb_err_set(err, "out of memory");
 	if (!b->suffix && !(b->suffix = strdup("")))
 		return emb_err_set(err, "out of memory");
-	if (tk_vocab_from_json(&b->vocab, vocab, file, err) < 0)
+	if (fast) {
+		/* read and built by tk_fast_read: moved here */
+		b->vocab = fast->vocab;
+		memset(&fast->vocab, 0, sizeof(fast->vocab));
+	} else if (tk_vocab_from_json(&b->vocab, vocab, file, err) < 0) {
 		return -1;
+	}
 	if (b->unk)
 		b->unk_id = tk_vocab_get(&b->vocab, b->unk, strlen(b->unk));
 	for (k = 0; k < 256; k++) {
@@ -181,66 +195,108 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, emb_err *err)
 		snprintf(hex, sizeof(hex), "<0x%02X>", k);
 		b->byte_id[k] = tk_vocab_get(&b->vocab, hex, 6);
 	}
-	nm = merges ? json_array_size(merges) : 0;
+	if (fast)
+		nm = fast->have_merges ? fast->n_merges : 0;
+	else
+		nm = merges ? json_array_size(merges) : 0;
 	if (nm >= MAX_ID)
 		return emb_err_set(err, "%s: field 'model.merges' has too many "
 		                   "entries", file);
 	while (size < 2 * nm + 2)
 		size *= 2;
-	b->merges = calloc(size, sizeof(*b->merges));
+	b->merges = tk_table_calloc(size, sizeof(*b->merges));
 	if (!b->merges)
 		return emb_err_set(err, "out of memory");
 	b->mask = size - 1;
-	for (i = 0; i < nm; i++) {
-		const char *sa, *sb;
-		size_t na, nb, plen = strlen(b->prefix);
-		int32_t ia, ib, in;
-		if (merge_parts(json_array_get(merges, i), &sa, &na, &sb,
-		                &nb) < 0) {
-			free(buf);
-			return emb_err_set(err, "%s: field 'model.merges[%zu]' "
-			                   "must be \"A B\" or [\"A\", \"B\"]",
-			                   file, i);
-		}
-		ia = tk_vocab_get(&b->vocab, sa, na);
-		ib = tk_vocab_get(&b->vocab, sb, nb);
-		if (ia < 0 || ib < 0) {
-			free(buf);
-			return emb_err_set(err, "%s: field 'model.merges[%zu]' "
-			                   "references token '%.*s' that is not in "
-			                   "the vocabulary", file, i,
-			                   ia < 0 ? (int)(na > 60 ? 60 : na)
-			                          : (int)(nb > 60 ? 60 : nb),
-			                   ia < 0 ? sa : sb);
-		}
-		/* the merged token: A + B without B's subword prefix */
-		if (plen && nb >= plen && !memcmp(sb, b->prefix, plen)) {
-			sb += plen;
-			nb -= plen;
-		}
-		if (na + nb + 1 > bufcap) {
-			char *p = realloc(buf, na + nb + 64);
-			if (!p) {
-				free(buf);
-				return emb_err_set(err, "out of memory");
+	plen = strlen(b->prefix);
+	/* in batches: the hash slots of a batch's lookups are fetched
+	 * together, as are their merge-table slots */
+	for (i0 = 0; i0 < nm; i0 += MERGE_BATCH) {
+		size_t m = nm - i0 < MERGE_BATCH ? nm - i0 : MERGE_BATCH, j;
+		struct {
+			const char *sa, *sb;
+			size_t na, nb, nb2;
+			int bad;
+			uint64_t h[3];
+			int32_t ia, ib, in;
+		} q[MERGE_BATCH];
+		for (j = 0; j < m; j++) {
+			const char *sb2;
+			i = i0 + j;
+			if (fast) {
+				const tk_fast_merge *fm = &fast->merges[i];
+				q[j].bad = fm->na == TK_FAST_BAD;
+				q[j].sa = tk_fast_str(fast, fm->a);
+				q[j].na = fm->na;
+				q[j].sb = tk_fast_str(fast, fm->b);
+				q[j].nb = fm->nb;
+			} else {
+				q[j].bad = merge_parts(json_array_get(merges, i),
+				                       &q[j].sa, &q[j].na, &q[j].sb,
+				                       &q[j].nb) < 0;
 			}
-			buf = p;
-			bufcap = na + nb + 64;
+			if (q[j].bad)
+				continue;
+			/* the merged token: A + B without B's subword prefix */
+			sb2 = q[j].sb;
+			q[j].nb2 = q[j].nb;
+			if (plen && q[j].nb >= plen &&
+			    !memcmp(sb2, b->prefix, plen)) {
+				sb2 += plen;
+				q[j].nb2 -= plen;
+			}
+			q[j].h[0] = tk_vocab_hash("", 0, q[j].sa, q[j].na);
+			q[j].h[1] = tk_vocab_hash("", 0, q[j].sb, q[j].nb);
+			q[j].h[2] = tk_vocab_hash(q[j].sa, q[j].na, sb2,
+			                          q[j].nb2);
+			for (k = 0; k < 3; k++)
+				tk_vocab_prefetch(&b->vocab, q[j].h[k]);
 		}
-		memcpy(buf, sa, na);
-		memcpy(buf + na, sb, nb);
-		in = tk_vocab_get(&b->vocab, buf, na + nb);
-		if (in < 0) {
-			int n = (int)(na + nb > 60 ? 60 : na + nb);
-			emb_err_set(err, "%s: field 'model.merges[%zu]' makes "
-			            "token '%.*s' that is not in the vocabulary",
-			            file, i, n, buf);
-			free(buf);
-			return -1;
+		for (j = 0; j < m; j++)
+			for (k = 0; !q[j].bad && k < 3; k++)
+				tk_vocab_prefetch2(&b->vocab, q[j].h[k]);
+		for (j = 0; j < m; j++) {
+			const char *sa = q[j].sa, *sb = q[j].sb;
+			size_t na = q[j].na, nb = q[j].nb;
+			int32_t ia, ib;
+			i = i0 + j;
+			if (q[j].bad)
+				return emb_err_set(err, "%s: field "
+				                   "'model.merges[%zu]' must be "
+				                   "\"A B\" or [\"A\", \"B\"]",
+				                   file, i);
+			ia = tk_vocab_get_hashed(&b->vocab, q[j].h[0], "", 0, sa,
+			                         na);
+			ib = tk_vocab_get_hashed(&b->vocab, q[j].h[1], "", 0, sb,
+			                         nb);
+			if (ia < 0 || ib < 0)
+				return emb_err_set(err, "%s: field "
+				                   "'model.merges[%zu]' references "
+				                   "token '%.*s' that is not in the "
+				                   "vocabulary", file, i,
+				                   ia < 0 ? (int)(na > 60 ? 60 : na)
+				                          : (int)(nb > 60 ? 60 : nb),
+				                   ia < 0 ? sa : sb);
+			sb += nb - q[j].nb2;
+			nb = q[j].nb2;
+			q[j].in = tk_vocab_get_hashed(&b->vocab, q[j].h[2], sa, na,
+			                              sb, nb);
+			if (q[j].in < 0) {
+				int n1 = (int)(na > 60 ? 60 : na);
+				int n2 = na + nb > 60 ? 60 - n1 : (int)nb;
+				return emb_err_set(err, "%s: field "
+				                   "'model.merges[%zu]' makes token "
+				                   "'%.*s%.*s' that is not in the "
+				                   "vocabulary", file, i, n1, sa, n2,
+				                   sb);
+			}
+			q[j].ia = ia;
+			q[j].ib = ib;
+			merge_prefetch(b, ia, ib);
 		}
-		merge_put(b, ia, ib, (int32_t)i, in);
+		for (j = 0; j < m; j++)
+			merge_put(b, q[j].ia, q[j].ib, (int32_t)(i0 + j), q[j].in);
 	}
-	free(buf);
 	return 0;
 }
 

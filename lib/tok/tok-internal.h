@@ -307,25 +307,38 @@ int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
 /* ------------------------------------------------------------------ */
 /* vocabularies: string -> id hash map, id -> string                   */
 
+typedef struct tk_vent {
+	uint32_t off, len;      /* the string: arena + off, len bytes */
+	int32_t id;
+} tk_vent;
+
 typedef struct tk_vocab {
 	char *arena;            /* NUL-terminated strings */
 	size_t arena_len, arena_cap;
-	uint32_t *off, *len;    /* per entry */
-	int32_t *id;            /* per entry */
+	tk_vent *ent;           /* per entry */
 	size_t n, cap;
-	uint32_t *slots;        /* entry index + 1; 0 = empty */
+	uint64_t *slots;        /* the hash's high 32 bits << 32 | entry
+	                           index + 1; 0 = empty */
 	size_t mask;
 	const char **by_id;     /* id -> string (borrowed from arena) */
 	size_t n_ids;           /* highest id + 1 */
-	uint64_t *hash;         /* per entry: its full hash (compared first) */
 	size_t maxlen;          /* the longest entry, in bytes */
 } tk_vocab;
 
+/* a zeroed table of N items of SIZE bytes for random access
+ * (tk_table_free with the same N and SIZE): a big one on 2 MB pages
+ * where the system allows; NULL if out of memory */
+void *tk_table_calloc(size_t n, size_t size);
+void tk_table_free(void *p, size_t n, size_t size);
 void tk_vocab_release(tk_vocab *v);
 /* add (S, LEN) -> ID; a later duplicate string overrides the id */
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
 /* build the hash table and id index after the last add */
 int tk_vocab_build(tk_vocab *v);
+/* the same, but a string added twice is an error: 1 (the table is
+ * built all the same, the later id winning), 0 when none is, -1 out of
+ * memory */
+int tk_vocab_build_unique(tk_vocab *v);
 /* add every entry of OBJ (borrowed: tokenizer.json's model.vocab, an
  * object of token -> id) and build; 0, or -1 with ERR naming FILE */
 int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
@@ -339,6 +352,20 @@ static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
 	return tk_vocab_get_prefixed(v, "", 0, s, len);
 }
 const char *tk_vocab_str(const tk_vocab *v, int32_t id);
+/* the same lookup in two steps, for many at once: the hash of PREFIX + S,
+ * a prefetch of its slot, then the id (as tk_vocab_get_prefixed) */
+uint64_t tk_vocab_hash(const char *prefix, size_t plen, const char *s,
+                       size_t len);
+static inline void tk_vocab_prefetch(const tk_vocab *v, uint64_t h)
+{
+	if (v->slots)
+		__builtin_prefetch(&v->slots[h & v->mask]);
+}
+/* the second step: after the slot came, fetch its entry */
+void tk_vocab_prefetch2(const tk_vocab *v, uint64_t h);
+int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
+                            const char *prefix, size_t plen, const char *s,
+                            size_t len);
 /* the longest of PREFIX + S[FROM, ends[k]) in the vocabulary, for the
  * NENDS increasing byte offsets ENDS (borrowed): its id, *K = k; -1 if
  * none.  One pass over S: time linear in min(ends[nends-1] - FROM, the
@@ -434,6 +461,44 @@ typedef struct tk_model_work {
  * s[a, a+n); -1 out of memory */
 int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n);
 
+/* tokenizer.json's big tables read without a jansson tree (fastjson.c):
+ * a BPE model's model.vocab (an object of token -> id, built into VOCAB)
+ * and model.merges (in order: two strings each, offsets into the text
+ * or, with TK_FAST_ARENA set, into ARENA; na == TK_FAST_BAD for an entry
+ * of another shape) */
+#define TK_FAST_ARENA 0x80000000u
+#define TK_FAST_BAD 0xffffffffu
+typedef struct tk_fast_merge {
+	uint32_t a, na, b, nb;
+} tk_fast_merge;
+typedef struct tk_fast {
+	tk_vocab vocab;
+	int have_merges;        /* model.merges was an array */
+	tk_fast_merge *merges;
+	size_t n_merges, cap_merges;
+	const char *text;       /* borrowed: the file's text */
+	size_t len;             /* its length */
+	char *arena;            /* merge strings that held escapes */
+	size_t arena_len, arena_cap;
+} tk_fast;
+/* read TEXT (LEN bytes, borrowed, and it must outlive F): 1 when it is a
+ * strictly valid JSON object whose one "model" is a BPE model with an
+ * object "vocab" of distinct tokens and integer ids in range; then F
+ * holds the tables and *RESIDUE (new: free()) is the text with
+ * model.vocab and model.merges emptied ({} and []), *RLEN its length,
+ * for jansson to read the rest.  0 (F empty) when it is not so, or out
+ * of memory: then read the whole text the usual way, which also gives
+ * the messages for what is wrong. */
+int tk_fast_read(tk_fast *f, const char *text, size_t len, char **residue,
+                 size_t *rlen);
+void tk_fast_release(tk_fast *f);
+/* merge I's two strings */
+static inline const char *tk_fast_str(const tk_fast *f, uint32_t off)
+{
+	return off & TK_FAST_ARENA ? f->arena + (off & ~TK_FAST_ARENA)
+	                           : f->text + off;
+}
+
 /* the three models (wordpiece.c, bpe.c, unigram.c): parse the "model"
  * object J of FILE, release, append the tokens of piece SP of S */
 int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
@@ -441,8 +506,10 @@ int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
 int tk_wordpiece_tokenize(const tk_wordpiece *wp, tk_toks *out,
                           const tk_str *s, tk_span sp, tk_model_work *w,
                           emb_err *err);
+/* FAST (borrowed; its vocabulary is moved out): the tables read by
+ * tk_fast_read, which J holds emptied, or NULL */
 int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file,
-                 emb_err *err);
+                 tk_fast *fast, emb_err *err);
 void tk_bpe_release(tk_bpe *b);
 int tk_bpe_tokenize(const tk_bpe *b, tk_toks *out, const tk_str *s,
                     tk_span sp, tk_model_work *w, emb_err *err);
@@ -455,8 +522,9 @@ int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
 void tk_model_work_release(tk_model_work *w);
 
 /* the model switch (tokenizer.c) */
+/* FAST: as tk_bpe_parse's, or NULL */
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
-                   emb_err *err);
+                   tk_fast *fast, emb_err *err);
 /* the BERT WordPiece model from a vocab.txt file */
 int tk_wordpiece_from_vocab_txt(tk_model *out, const char *path,
                                 const char *unk, emb_err *err);

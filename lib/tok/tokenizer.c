@@ -104,7 +104,7 @@ void tk_pretok_release(tk_pretok *p)
 /* the model switch                                                    */
 
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
-                   emb_err *err)
+                   tk_fast *fast, emb_err *err)
 {
 	json_t *t;
 	const char *type;
@@ -131,7 +131,7 @@ int tk_model_parse(tk_model *out, const json_t *j, const char *file,
 	}
 	if (!strcmp(type, "BPE")) {
 		out->type = TK_MODEL_BPE;
-		return tk_bpe_parse(&out->u.bpe, j, file, err);
+		return tk_bpe_parse(&out->u.bpe, j, file, fast, err);
 	}
 	if (!strcmp(type, "Unigram")) {
 		out->type = TK_MODEL_UNIGRAM;
@@ -1436,12 +1436,36 @@ static int post_check(const emb_tokenizer *t, const char *file, emb_err *err)
 static int load_json(emb_tokenizer *t, const char *dir, const char *path,
                      emb_err *err)
 {
-	json_t *root = emb_json_file_load(dir, path, TOKENIZER_JSON_MAX, 0, err);
+	json_t *root = NULL;
 	json_t *v;
-	int rc = -1;
+	int rc = -1, fast_ok = 0;
+	tk_fast fast;
+	emb_filebuf fb;
+	const char *text;
+	char *res = NULL;
+	size_t len, rlen;
 
-	if (!root)
+	if (emb_file_map(&fb, dir, path, TOKENIZER_JSON_MAX, err) < 0)
 		return -1;
+	text = fb.text;
+	len = fb.len;
+	/* the big tables straight from the text, jansson for the rest
+	 * (fastjson.c); the whole text through jansson when that declines
+	 * or jansson finds fault with the rest */
+	if (tk_fast_read(&fast, text, len, &res, &rlen) == 1) {
+		root = json_loadb(res, rlen, 0, NULL);
+		free(res);
+		if (root)
+			fast_ok = 1;
+		else
+			tk_fast_release(&fast);
+	}
+	if (!root)
+		root = emb_json_text_load(text, len, path, 0, err);
+	if (!root) {
+		emb_filebuf_release(&fb);
+		return -1;
+	}
 	if (!json_is_object(root)) {
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
@@ -1451,7 +1475,8 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 		emb_err_set(err, "%s: missing field 'model'", path);
 		goto out;
 	}
-	if (tk_model_parse(&t->model, v, path, err) < 0)
+	if (tk_model_parse(&t->model, v, path, fast_ok ? &fast : NULL,
+	                   err) < 0)
 		goto out;
 	v = json_object_get(root, "normalizer");
 	if (v && !json_is_null(v)) {
@@ -1478,6 +1503,9 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 	rc = 0;
 out:
 	json_decref(root);
+	if (fast_ok)
+		tk_fast_release(&fast);
+	emb_filebuf_release(&fb);
 	return rc;
 }
 
@@ -1626,7 +1654,10 @@ static json_t *load_opt_json(const char *dir, const char *path, int *bad,
 	json_t *j;
 
 	*bad = 0;
-	j = emb_json_file_load(dir, path, (size_t)16 << 20, 0, err);
+	/* Gemma 3's tokenizer_config.json is 1.1 MB, nearly all of it
+	 * added_tokens_decoder, which nothing here reads: no tree of it */
+	j = emb_json_file_load_skip(dir, path, (size_t)16 << 20, 0,
+	                            "added_tokens_decoder", err);
 	if (!j) {
 		*bad = errno != ENOENT;
 		return NULL;

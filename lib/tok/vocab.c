@@ -7,9 +7,57 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "tok/tok-internal.h"
 
 #define MAX_ID (1 << 26)
+
+/* ------------------------------------------------------------------ */
+/* big hash tables                                                     */
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *tk_table_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	bytes = n * size;
+#ifdef MADV_HUGEPAGE
+	/* probed at random: on 2 MB pages, where the system lends them,
+	 * most lookups spare a TLB miss; fresh pages come zeroed */
+	if (bytes >= HUGE_PAGE && bytes <= SIZE_MAX - HUGE_PAGE) {
+		char *p = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+		size_t head;
+		if (p == MAP_FAILED)
+			return NULL;
+		a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+		head = (size_t)(a - p);
+		if (head)
+			munmap(p, head);
+		if (HUGE_PAGE - head)
+			munmap(a + bytes, HUGE_PAGE - head);
+		madvise(a, bytes, MADV_HUGEPAGE);
+		return a;
+	}
+#endif
+	return calloc(n, size);
+}
+
+void tk_table_free(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+#ifdef MADV_HUGEPAGE
+	if (n * size >= HUGE_PAGE) {
+		munmap(p, n * size);
+		return;
+	}
+#endif
+	free(p);
+}
 
 /* ------------------------------------------------------------------ */
 /* vocabularies                                                        */
@@ -17,39 +65,35 @@
 void tk_vocab_release(tk_vocab *v)
 {
 	free(v->arena);
-	free(v->off);
-	free(v->len);
-	free(v->id);
-	free(v->slots);
+	free(v->ent);
+	if (v->slots)
+		tk_table_free(v->slots, v->mask + 1, sizeof(*v->slots));
 	free((void *)v->by_id);
-	free(v->hash);
 	memset(v, 0, sizeof(*v));
 }
 
 int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 {
+	size_t hdr;
+	uint32_t l32;
+
 	if (id < 0 || id >= MAX_ID || len > UINT32_MAX / 2)
 		return -1;
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 1024;
-		uint32_t *off = realloc(v->off, cap * sizeof(*off));
-		if (!off)
+		tk_vent *e = realloc(v->ent, cap * sizeof(*e));
+		if (!e)
 			return -1;
-		v->off = off;
-		off = realloc(v->len, cap * sizeof(*off));
-		if (!off)
-			return -1;
-		v->len = off;
-		int32_t *ids = realloc(v->id, cap * sizeof(*ids));
-		if (!ids)
-			return -1;
-		v->id = ids;
+		v->ent = e;
 		v->cap = cap;
 	}
-	if (v->arena_len + len + 1 > v->arena_cap) {
+	/* a header, then the string: int32 id, uint32 len, bytes, NUL, at
+	 * 4-byte alignment, so that a lookup reads one place */
+	hdr = (v->arena_len + 3) & ~(size_t)3;
+	if (hdr + 8 + len + 1 > v->arena_cap) {
 		size_t cap = v->arena_cap ? v->arena_cap : 65536;
 		char *a;
-		while (cap < v->arena_len + len + 1)
+		while (cap < hdr + 8 + len + 1)
 			cap *= 2;
 		if (cap > UINT32_MAX)
 			return -1;
@@ -59,12 +103,15 @@ int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id)
 		v->arena = a;
 		v->arena_cap = cap;
 	}
-	memcpy(v->arena + v->arena_len, s, len);
-	v->arena[v->arena_len + len] = 0;
-	v->off[v->n] = (uint32_t)v->arena_len;
-	v->len[v->n] = (uint32_t)len;
-	v->id[v->n] = id;
-	v->arena_len += len + 1;
+	l32 = (uint32_t)len;
+	memcpy(v->arena + hdr, &id, 4);
+	memcpy(v->arena + hdr + 4, &l32, 4);
+	memcpy(v->arena + hdr + 8, s, len);
+	v->arena[hdr + 8 + len] = 0;
+	v->ent[v->n].off = (uint32_t)hdr + 8;
+	v->ent[v->n].len = l32;
+	v->ent[v->n].id = id;
+	v->arena_len = hdr + 8 + len + 1;
 	v->n++;
 	return 0;
 }
@@ -88,75 +135,125 @@ static uint64_t hash2(const char *p, size_t plen, const char *s, size_t len)
 	return fnv_end(fnv_add(fnv_add(FNV_START, p, plen), s, len));
 }
 
-/* entry E is PREFIX + S: the stored hash first, so that a long entry is
- * compared byte by byte only when it almost surely matches */
-static int entry_eq_h(const tk_vocab *v, size_t e, uint64_t h, const char *p,
-                      size_t plen, const char *s, size_t len)
+uint64_t tk_vocab_hash(const char *prefix, size_t plen, const char *s,
+                       size_t len)
 {
-	const char *t = v->arena + v->off[e];
-
-	return (!v->hash || v->hash[e] == h) && v->len[e] == plen + len &&
-	       !memcmp(t, p, plen) && !memcmp(t + plen, s, len);
+	return hash2(prefix, plen, s, len);
 }
 
-static int entry_eq(const tk_vocab *v, size_t e, const char *p, size_t plen,
-                    const char *s, size_t len)
-{
-	const char *t = v->arena + v->off[e];
+/* a slot: the hash's high half, and the entry's header offset / 4 + 1 */
+#define TAG(h) ((h) >> 32 << 32)
+#define SLOT(h, e) (TAG(h) | ((v->ent[e].off - 8) / 4 + 1))
+#define SLOT_HDR(v, k) ((v)->arena + ((size_t)(uint32_t)(k) - 1) * 4)
 
-	return v->len[e] == plen + len && !memcmp(t, p, plen) &&
-	       !memcmp(t + plen, s, len);
+/* the header at H holds PREFIX + S: 1 and *ID */
+static int hdr_eq(const char *h, const char *p, size_t plen, const char *s,
+                  size_t len, int32_t *id)
+{
+	uint32_t n;
+
+	memcpy(&n, h + 4, 4);
+	if (n != plen + len || (plen && memcmp(h + 8, p, plen)))
+		return 0;
+	h += 8 + plen;
+	if (len <= 16) {        /* most tokens: no call */
+		for (size_t i = 0; i < len; i++)
+			if (h[i] != s[i])
+				return 0;
+		h -= 8 + plen;
+	} else if (memcmp(h, s, len)) {
+		return 0;
+	} else {
+		h -= 8 + plen;
+	}
+	memcpy(id, h, 4);
+	return 1;
 }
 
-int tk_vocab_build(tk_vocab *v)
+void tk_vocab_prefetch2(const tk_vocab *v, uint64_t h)
 {
-	size_t size = 16, i, e;
+	uint64_t k;
 
-	free(v->slots);
+	if (!v->slots)
+		return;
+	k = v->slots[h & v->mask];
+	if (k && TAG(k) == TAG(h))
+		__builtin_prefetch(SLOT_HDR(v, k));
+}
+
+#define BUILD_BATCH 32
+
+static int build(tk_vocab *v, int unique)
+{
+	size_t size = 16, i, e, e0, j;
+	int dup = 0;
+
+	if (v->slots)
+		tk_table_free(v->slots, v->mask + 1, sizeof(*v->slots));
 	free((void *)v->by_id);
-	free(v->hash);
 	v->slots = NULL;
 	v->by_id = NULL;
-	v->hash = NULL;
 	v->n_ids = 0;
 	v->maxlen = 0;
 	while (size < 2 * v->n + 2)
 		size *= 2;
-	v->slots = calloc(size, sizeof(*v->slots));
+	v->slots = tk_table_calloc(size, sizeof(*v->slots));
 	if (!v->slots)
 		return -1;
 	v->mask = size - 1;
-	v->hash = malloc((v->n + 1) * sizeof(*v->hash));
-	if (!v->hash)
-		return -1;
 	for (e = 0; e < v->n; e++) {
-		if ((size_t)v->id[e] + 1 > v->n_ids)
-			v->n_ids = (size_t)v->id[e] + 1;
-		if (v->len[e] > v->maxlen)
-			v->maxlen = v->len[e];
-		v->hash[e] = hash2("", 0, v->arena + v->off[e], v->len[e]);
+		if ((size_t)v->ent[e].id + 1 > v->n_ids)
+			v->n_ids = (size_t)v->ent[e].id + 1;
+		if (v->ent[e].len > v->maxlen)
+			v->maxlen = v->ent[e].len;
 	}
 	v->by_id = calloc(v->n_ids + 1, sizeof(*v->by_id));
 	if (!v->by_id)
 		return -1;
-	for (e = 0; e < v->n; e++) {
-		const char *s = v->arena + v->off[e];
-		v->by_id[v->id[e]] = s;
-		i = v->hash[e] & v->mask;
-		for (;;) {
-			uint32_t k = v->slots[i];
-			if (!k) {
-				v->slots[i] = (uint32_t)e + 1;
-				break;
+	/* in batches, the slots of a batch fetched together */
+	for (e0 = 0; e0 < v->n; e0 += BUILD_BATCH) {
+		size_t m = v->n - e0 < BUILD_BATCH ? v->n - e0 : BUILD_BATCH;
+		uint64_t hs[BUILD_BATCH];
+		for (j = 0; j < m; j++) {
+			e = e0 + j;
+			hs[j] = hash2("", 0, v->arena + v->ent[e].off,
+			              v->ent[e].len);
+			__builtin_prefetch(&v->slots[hs[j] & v->mask]);
+		}
+		for (j = 0; j < m; j++) {
+			const char *s;
+			uint64_t h = hs[j];
+			e = e0 + j;
+			s = v->arena + v->ent[e].off;
+			v->by_id[v->ent[e].id] = s;
+			for (i = h & v->mask;; i = (i + 1) & v->mask) {
+				uint64_t k = v->slots[i];
+				int32_t id;
+				if (!k) {
+					v->slots[i] = SLOT(h, e);
+					break;
+				}
+				if (TAG(k) == TAG(h) &&
+				    hdr_eq(SLOT_HDR(v, k), "", 0, s, v->ent[e].len,
+				           &id)) {
+					v->slots[i] = SLOT(h, e);  /* later wins */
+					dup = 1;
+					break;
+				}
 			}
-			if (entry_eq(v, k - 1, "", 0, s, v->len[e])) {
-				v->slots[i] = (uint32_t)e + 1;  /* later wins */
-				break;
-			}
-			i = (i + 1) & v->mask;
 		}
 	}
-	return 0;
+	return unique && dup;
+}
+
+int tk_vocab_build(tk_vocab *v)
+{
+	return build(v, 0) < 0 ? -1 : 0;
+}
+
+int tk_vocab_build_unique(tk_vocab *v)
+{
+	return build(v, 1);
 }
 
 int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
@@ -184,24 +281,32 @@ int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
 	return 0;
 }
 
-int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
-                      const char *s, size_t len)
+int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
+                            const char *prefix, size_t plen, const char *s,
+                            size_t len)
 {
 	size_t i;
-	uint64_t h;
 
 	if (!v->slots)
 		return -1;
-	h = hash2(prefix, plen, s, len);
-	i = h & v->mask;
-	for (;;) {
-		uint32_t k = v->slots[i];
+	for (i = h & v->mask;; i = (i + 1) & v->mask) {
+		uint64_t k = v->slots[i];
+		int32_t id;
 		if (!k)
 			return -1;
-		if (entry_eq_h(v, k - 1, h, prefix, plen, s, len))
-			return v->id[k - 1];
-		i = (i + 1) & v->mask;
+		if (TAG(k) == TAG(h) &&
+		    hdr_eq(SLOT_HDR(v, k), prefix, plen, s, len, &id))
+			return id;
 	}
+}
+
+int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix, size_t plen,
+                      const char *s, size_t len)
+{
+	if (!v->slots)
+		return -1;
+	return tk_vocab_get_hashed(v, hash2(prefix, plen, s, len), prefix, plen,
+	                           s, len);
 }
 
 int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
@@ -216,7 +321,7 @@ int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
 		return -1;
 	st = fnv_add(FNV_START, prefix, plen);
 	/* forward, one hash step a byte; a byte-by-byte compare only on a
-	 * full-hash hit, and the hits are at most the longest one long */
+	 * tag hit, and the hits are at most the longest one long */
 	for (j = 0; j < nends && plen + ends[j] - from <= v->maxlen; j++) {
 		uint64_t h;
 		size_t i;
@@ -224,12 +329,14 @@ int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
 		at = ends[j];
 		h = fnv_end(st);
 		for (i = h & v->mask;; i = (i + 1) & v->mask) {
-			uint32_t e = v->slots[i];
+			uint64_t e = v->slots[i];
+			int32_t id;
 			if (!e)
 				break;
-			if (entry_eq_h(v, e - 1, h, prefix, plen, s + from,
-			               at - from)) {
-				best = v->id[e - 1];
+			if (TAG(e) == TAG(h) &&
+			    hdr_eq(SLOT_HDR(v, e), prefix, plen, s + from,
+			           at - from, &id)) {
+				best = id;
 				*k = j;
 				break;
 			}

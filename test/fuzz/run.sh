@@ -17,7 +17,7 @@ B=test/fuzz/build
 CC=${FUZZ_CC:-clang}
 TIME=${FUZZ_TIME:-60}
 JOBS=${FUZZ_JOBS:-2}
-TARGETS=${FUZZ_TARGETS:-"safetensors config tokenizer_json tokenize_wordpiece tokenize_bpe tokenize_unigram jsonl manifest index normalizer paths"}
+TARGETS=${FUZZ_TARGETS:-"safetensors config tokenizer_json tokenizer_fast tokenize_wordpiece tokenize_bpe tokenize_unigram jsonl manifest index normalizer paths"}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFL="-std=c11 -g -O1 -fno-omit-frame-pointer -pthread $SAN ${CPPFLAGS:--D_GNU_SOURCE} -DEMB_LIBFUZZER -Ilib"
 KFL="-std=c11 -g -O2 -pthread ${CPPFLAGS:--D_GNU_SOURCE} -Ilib"

@@ -5,6 +5,7 @@
 FUZZ_TARGET(safetensors)
 FUZZ_TARGET(config)
 FUZZ_TARGET(tokenizer_json)
+FUZZ_TARGET(tokenizer_fast)
 FUZZ_TARGET(tokenize_wordpiece)
 FUZZ_TARGET(tokenize_bpe)
 FUZZ_TARGET(tokenize_unigram)

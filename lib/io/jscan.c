@@ -1,0 +1,544 @@
+/*
+ * jscan.c - the streaming JSON scanner (io/jscan.h).
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/jscan.h"
+
+/* byte classes inside a string: 0 plain ASCII, 1 '"', 2 '\\', 3 a
+ * control character, 4 a byte >= 0x80 */
+static inline int str_class(unsigned c)
+{
+	return c >= 0x80 ? 4 : c < 0x20 ? 3 : c == '"' ? 1 : c == '\\' ? 2 : 0;
+}
+
+void emb_jscan_init(emb_jscan *s, const char *text, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->text = s->p = (const unsigned char *)text;
+	s->end = s->p + len;
+}
+
+void emb_jscan_release(emb_jscan *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+	s->cap = 0;
+}
+
+static int fail(emb_jscan *s, const unsigned char *at, const char *what)
+{
+	if (!s->what) {
+		s->what = what;
+		s->at = at;
+	}
+	s->p = s->end;
+	return -1;
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+#define LOWS 0x7f7f7f7f7f7f7f7full
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    defined(__GNUC__)
+#define SWAR 1
+/* 0x80 in each byte of X that is zero, nothing elsewhere (no carries) */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	return ~(((x & LOWS) + LOWS) | x | LOWS);
+}
+#endif
+
+/* past the whitespace at P */
+static inline const unsigned char *ws_end(const unsigned char *p,
+                                          const unsigned char *e)
+{
+#ifdef SWAR
+	/* 8 bytes at a time: the first that is not ' ', \n, \r, \t */
+	while (e - p >= 8) {
+		uint64_t w, ws;
+		memcpy(&w, p, 8);
+		ws = zero_bytes(w ^ (0x20 * ONES)) | zero_bytes(w ^ (0x0a * ONES)) |
+		     zero_bytes(w ^ (0x0d * ONES)) | zero_bytes(w ^ (0x09 * ONES));
+		if (ws != HIGHS)
+			return p + (__builtin_ctzll(~ws & HIGHS) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static inline int peek(emb_jscan *s)
+{
+	const unsigned char *p, *e = s->end;
+
+	if (s->what)
+		return -1;
+	s->p = p = ws_end(s->p, e);
+	return p < e ? *p : -1;
+}
+
+int emb_jscan_peek(emb_jscan *s)
+{
+	return peek(s);
+}
+
+int emb_jscan_open(emb_jscan *s, int c)
+{
+	if (peek(s) != c)
+		return fail(s, s->p, c == '{' ? "'{' expected" : "'[' expected");
+	if (s->depth >= EMB_JSCAN_MAX_DEPTH)
+		return fail(s, s->p, "maximum parsing depth reached");
+	s->p++;
+	s->depth++;
+	return 0;
+}
+
+int emb_jscan_more(emb_jscan *s, int *first, int close)
+{
+	int c = peek(s);
+
+	if (c == close) {
+		s->p++;
+		s->depth--;
+		return 0;
+	}
+	if (*first) {
+		if (c < 0)
+			return fail(s, s->p, "unexpected end of input");
+		*first = 0;
+		return 1;
+	}
+	if (c == ',') {
+		s->p++;
+		return 1;
+	}
+	if (c < 0)
+		return fail(s, s->p, "unexpected end of input");
+	return fail(s, s->p, close == '}' ? "',' or '}' expected"
+	                                  : "',' or ']' expected");
+}
+
+/* one UTF-8 sequence at P (its first byte >= 0x80): its length, or 0 */
+static size_t utf8_len(const unsigned char *p, const unsigned char *e)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if ((size_t)(e - p) < n)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;      /* no surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;      /* nothing past U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
+{
+	unsigned x = 0;
+
+	if (e - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		unsigned c = p[i];
+		x <<= 4;
+		if (c >= '0' && c <= '9')
+			x |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			x |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			x |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int buf_room(emb_jscan *s, size_t need)
+{
+	char *b;
+	size_t cap;
+
+	if (need <= s->cap)
+		return 0;
+	cap = s->cap ? s->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	if (!(b = realloc(s->buf, cap)))
+		return -1;
+	s->buf = b;
+	s->cap = cap;
+	return 0;
+}
+
+/* the rest of a string from Q (just after the quote at START) with an
+ * escape at P: decoded into s->buf */
+static int string_slow(emb_jscan *s, const unsigned char *start,
+                       const unsigned char *p, const char **out, size_t *n)
+{
+	const unsigned char *e = s->end;
+	size_t k = (size_t)(p - start - 1);
+
+	/* a decoded string is never longer than its text */
+	if (buf_room(s, (size_t)(e - start)) < 0)
+		return fail(s, start, "out of memory");
+	memcpy(s->buf, start + 1, k);
+	while (p < e) {
+		unsigned c = *p, v, w;
+		size_t m;
+
+		switch (str_class(c)) {
+		case 0:
+			s->buf[k++] = (char)c;
+			p++;
+			continue;
+		case 1:
+			s->buf[k] = 0;
+			s->p = p + 1;
+			*out = s->buf;
+			*n = k;
+			return 0;
+		case 3:
+			return fail(s, p, "control character in a string");
+		case 4:
+			if (!(m = utf8_len(p, e)))
+				return fail(s, p, "invalid UTF-8");
+			memcpy(s->buf + k, p, m);
+			k += m;
+			p += m;
+			continue;
+		}
+		/* an escape */
+		if (e - p < 2)
+			break;
+		switch (p[1]) {
+		case '"': case '\\': case '/':
+			s->buf[k++] = (char)p[1]; p += 2; continue;
+		case 'b': s->buf[k++] = '\b'; p += 2; continue;
+		case 'f': s->buf[k++] = '\f'; p += 2; continue;
+		case 'n': s->buf[k++] = '\n'; p += 2; continue;
+		case 'r': s->buf[k++] = '\r'; p += 2; continue;
+		case 't': s->buf[k++] = '\t'; p += 2; continue;
+		case 'u':
+			break;
+		default:
+			return fail(s, p, "invalid escape");
+		}
+		if (hex4(p + 2, e, &v) < 0)
+			return fail(s, p, "invalid Unicode escape");
+		if (v >= 0xdc00 && v <= 0xdfff)
+			return fail(s, p, "invalid Unicode escape");
+		if (v >= 0xd800 && v <= 0xdbff) {
+			if (e - p < 12 || p[6] != '\\' || p[7] != 'u' ||
+			    hex4(p + 8, e, &w) < 0 || w < 0xdc00 || w > 0xdfff)
+				return fail(s, p, "invalid Unicode escape");
+			v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
+			p += 12;
+		} else {
+			if (v == 0)
+				return fail(s, p, "\\u0000 is not allowed");
+			p += 6;
+		}
+		/* 6 or 12 bytes of text make at most 4 bytes */
+		if (v < 0x80) {
+			s->buf[k++] = (char)v;
+		} else if (v < 0x800) {
+			s->buf[k++] = (char)(0xc0 | v >> 6);
+			s->buf[k++] = (char)(0x80 | (v & 0x3f));
+		} else if (v < 0x10000) {
+			s->buf[k++] = (char)(0xe0 | v >> 12);
+			s->buf[k++] = (char)(0x80 | ((v >> 6) & 0x3f));
+			s->buf[k++] = (char)(0x80 | (v & 0x3f));
+		} else {
+			s->buf[k++] = (char)(0xf0 | v >> 18);
+			s->buf[k++] = (char)(0x80 | ((v >> 12) & 0x3f));
+			s->buf[k++] = (char)(0x80 | ((v >> 6) & 0x3f));
+			s->buf[k++] = (char)(0x80 | (v & 0x3f));
+		}
+	}
+	return fail(s, e, "premature end of input in a string");
+}
+
+int emb_jscan_string(emb_jscan *s, const char **out, size_t *n)
+{
+	const unsigned char *start, *p, *e = s->end;
+
+	if (peek(s) != '"')
+		return fail(s, s->p, "string expected");
+	start = s->p;
+	p = start + 1;
+	for (;;) {
+		size_t m;
+
+#ifdef SWAR
+		/* 8 bytes at a time: the first that is '"', '\\', a
+		 * control character or not ASCII */
+		while (e - p >= 8) {
+			uint64_t w, sp;
+			memcpy(&w, p, 8);
+			sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
+			     zero_bytes(w ^ (0x5c * ONES)) |
+			     zero_bytes(w & (0xe0 * ONES));
+			if (sp) {
+				p += __builtin_ctzll(sp) >> 3;
+				break;
+			}
+			p += 8;
+		}
+#endif
+		while (p < e && !str_class(*p))
+			p++;
+		if (p >= e)
+			return fail(s, e, "premature end of input in a string");
+		switch (str_class(*p)) {
+		case 1:
+			*out = (const char *)start + 1;
+			*n = (size_t)(p - start - 1);
+			s->p = p + 1;
+			return 0;
+		case 2:
+			return string_slow(s, start, p, out, n);
+		case 3:
+			return fail(s, p, "control character in a string");
+		default:
+			if (!(m = utf8_len(p, e)))
+				return fail(s, p, "invalid UTF-8");
+			p += m;
+		}
+	}
+}
+
+int emb_jscan_key(emb_jscan *s, const char **out, size_t *n)
+{
+	if (emb_jscan_string(s, out, n) < 0)
+		return -1;
+	if (peek(s) != ':')
+		return fail(s, s->p, "':' expected");
+	s->p++;
+	return 0;
+}
+
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+
+int emb_jscan_int(emb_jscan *s, long long *v)
+{
+	const unsigned char *p, *e = s->end, *start;
+	unsigned long long x = 0, lim;
+	int neg = 0, big = 0, c = peek(s);
+
+	if (c != '-' && !DIGIT(c))
+		return fail(s, s->p, c < 0 ? "unexpected end of input"
+		                           : "unexpected character");
+	p = start = s->p;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (p >= e || !DIGIT(*p))
+		return fail(s, start, "invalid number");
+	lim = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+	if (*p == '0') {
+		p++;
+	} else {
+		while (p < e && DIGIT(*p)) {
+			unsigned d = *p++ - '0';
+			if (x > (lim - d) / 10)
+				big = 1;
+			else
+				x = x * 10 + d;
+		}
+	}
+	if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) {
+		big = 1;
+		if (*p == '.') {
+			p++;
+			if (p >= e || !DIGIT(*p))
+				return fail(s, start, "invalid number");
+			while (p < e && DIGIT(*p))
+				p++;
+		}
+		if (p < e && (*p == 'e' || *p == 'E')) {
+			p++;
+			if (p < e && (*p == '+' || *p == '-'))
+				p++;
+			if (p >= e || !DIGIT(*p))
+				return fail(s, start, "invalid number");
+			while (p < e && DIGIT(*p))
+				p++;
+		}
+	}
+	/* a number runs into no letter or digit ("01", "1x") */
+	if (p < e && (DIGIT(*p) || (*p >= 'a' && *p <= 'z') ||
+	              (*p >= 'A' && *p <= 'Z')))
+		return fail(s, start, "invalid number");
+	s->p = p;
+	if (big)
+		return 0;
+	*v = neg ? (long long)(0 - x) : (long long)x;
+	return 1;
+}
+
+static int literal(emb_jscan *s)
+{
+	static const char *const words[] = { "true", "false", "null" };
+	const unsigned char *p = s->p;
+	size_t left = (size_t)(s->end - p);
+
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(words[i]);
+		if (*p == (unsigned char)words[i][0]) {
+			if (left < n || memcmp(p, words[i], n) ||
+			    (left > n && ((p[n] >= 'a' && p[n] <= 'z') ||
+			                  (p[n] >= 'A' && p[n] <= 'Z') ||
+			                  DIGIT(p[n]))))
+				return fail(s, p, "invalid token");
+			s->p = p + n;
+			return 0;
+		}
+	}
+	return fail(s, p, "invalid token");
+}
+
+/* iterative: the open brackets are s->depth (the caller's) plus the
+ * ones counted here */
+int emb_jscan_skip(emb_jscan *s)
+{
+	int base = s->depth, first, c;
+	unsigned char close[EMB_JSCAN_MAX_DEPTH];
+	const char *str;
+	size_t n;
+	long long v;
+
+value:
+	c = peek(s);
+	switch (c) {
+	case '{': case '[':
+		if (emb_jscan_open(s, c) < 0)
+			return -1;
+		close[s->depth - base - 1] = c == '{' ? '}' : ']';
+		first = 1;
+		goto more;
+	case '"':
+		if (emb_jscan_string(s, &str, &n) < 0)
+			return -1;
+		break;
+	case 't': case 'f': case 'n':
+		if (literal(s) < 0)
+			return -1;
+		break;
+	case -1:
+		return fail(s, s->p, "unexpected end of input");
+	default:
+		if (c == '-' || DIGIT(c)) {
+			if (emb_jscan_int(s, &v) < 0)
+				return -1;
+			break;
+		}
+		return fail(s, s->p, "unexpected character");
+	}
+	first = 0;
+more:
+	if (s->depth == base)
+		return 0;
+	switch (emb_jscan_more(s, &first, close[s->depth - base - 1])) {
+	case -1:
+		return -1;
+	case 0:
+		first = 0;
+		goto more;
+	}
+	if (close[s->depth - base - 1] == '}' &&
+	    emb_jscan_key(s, &str, &n) < 0)
+		return -1;
+	goto value;
+}
+
+int emb_jscan_finish(emb_jscan *s)
+{
+	int c = peek(s);
+
+	if (s->what)
+		return -1;
+	if (c >= 0)
+		return fail(s, s->p, "end of input expected");
+	return 0;
+}
+
+int emb_jscan_error(const emb_jscan *s, const char *file, emb_err *err)
+{
+	const unsigned char *p, *at = s->at ? s->at : s->p, *bol = s->text;
+	long line = 1;
+
+	for (p = s->text; p < at; p++)
+		if (*p == '\n') {
+			line++;
+			bol = p + 1;
+		}
+	return emb_err_set(err, "%s: invalid JSON at line %ld column %ld: %s",
+	                   file, line, (long)(at - bol) + 1,
+	                   s->what ? s->what : "parse error");
+}
+
+int emb_jscan_zero_member(const char *text, size_t len, const char *key,
+                          char **out, size_t *outlen)
+{
+	emb_jscan s;
+	size_t klen = strlen(key), at = 0, k = 0;
+	int first = 1, r, ok = 0;
+	char *o = NULL;
+
+	emb_jscan_init(&s, text, len);
+	if (emb_jscan_open(&s, '{') < 0)
+		goto out;
+	while ((r = emb_jscan_more(&s, &first, '}')) > 0) {
+		const char *kk;
+		size_t n, a;
+		if (emb_jscan_key(&s, &kk, &n) < 0 || peek(&s) < 0)
+			goto out;
+		a = (size_t)(s.p - s.text);
+		if (emb_jscan_skip(&s) < 0)
+			goto out;
+		if (n != klen || memcmp(kk, key, n))
+			continue;
+		/* a value is at least one byte: "0" never makes it longer */
+		if (!o && !(o = malloc(len + 1)))
+			goto out;
+		memcpy(o + k, text + at, a - at);
+		k += a - at;
+		o[k++] = '0';
+		at = (size_t)(s.p - s.text);
+	}
+	if (r < 0 || emb_jscan_finish(&s) < 0 || !o)
+		goto out;
+	memcpy(o + k, text + at, len - at);
+	k += len - at;
+	o[k] = 0;
+	*out = o;
+	*outlen = k;
+	o = NULL;
+	ok = 1;
+out:
+	emb_jscan_release(&s);
+	free(o);
+	return ok;
+}
