@@ -46,8 +46,11 @@ void emb_i8_quantize_rows(int8_t *q, float *ws, const float *w, int n, int k)
 	}
 }
 
-void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
-                          const float *x, int ldx, int rows, int k)
+/* the rows x (or x * cs per column, cs not NULL) quantized: both entry
+ * points below, the same products and roundings */
+static inline void u8_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                           const float *x, int ldx, int rows, int k,
+                           const float *cs)
 {
 	int kp = (k + 3) / 4 * 4;
 
@@ -57,15 +60,17 @@ void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
 		float lo = 0, hi = 0, inv;
 		int32_t z;
 		for (int kk = 0; kk < k; kk++) {
-			if (r[kk] < lo)
-				lo = r[kk];
-			if (r[kk] > hi)
-				hi = r[kk];
+			float v = cs ? r[kk] * cs[kk] : r[kk];
+			if (v < lo)
+				lo = v;
+			if (v > hi)
+				hi = v;
 		}
 		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
 		xz[i] = z;
 		for (int kk = 0; kk < k; kk++) {
-			float v = nearbyintf(r[kk] * inv) + (float)z;
+			float v = nearbyintf((cs ? r[kk] * cs[kk] : r[kk]) * inv) +
+			          (float)z;
 			v = v > 0 ? v : 0;      /* NaN -> 0 */
 			v = v < 255 ? v : 255;
 			o[kk] = (uint8_t)v;
@@ -75,35 +80,17 @@ void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
 	}
 }
 
+void emb_u8_quantize_rows(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                          const float *x, int ldx, int rows, int k)
+{
+	u8_rows(u, ldu, xs, xz, x, ldx, rows, k, NULL);
+}
+
 void emb_u8_quantize_rows_scaled(uint8_t *u, int ldu, float *xs, int32_t *xz,
                                  const float *x, int ldx, int rows, int k,
                                  const float *cs)
 {
-	int kp = (k + 3) / 4 * 4;
-
-	for (int i = 0; i < rows; i++) {
-		const float *r = x + (size_t)i * ldx;
-		uint8_t *o = u + (size_t)i * ldu;
-		float lo = 0, hi = 0, inv;
-		int32_t z;
-		for (int kk = 0; kk < k; kk++) {
-			float v = r[kk] * cs[kk];
-			if (v < lo)
-				lo = v;
-			if (v > hi)
-				hi = v;
-		}
-		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
-		xz[i] = z;
-		for (int kk = 0; kk < k; kk++) {
-			float v = nearbyintf((r[kk] * cs[kk]) * inv) + (float)z;
-			v = v > 0 ? v : 0;      /* NaN -> 0 */
-			v = v < 255 ? v : 255;
-			o[kk] = (uint8_t)v;
-		}
-		for (int kk = k; kk < kp; kk++)
-			o[kk] = 0;
-	}
+	u8_rows(u, ldu, xs, xz, x, ldx, rows, k, cs);
 }
 
 void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,

@@ -259,11 +259,13 @@ emb_gemm_i8_fn emb_gemm_i8_avx2(void)
 
 
 /* the AVX2 row quantizer: emb_u8_quantize_rows's bytes, scales and zero
- * points (vminps / vmaxps return the second operand for NaN, as the
- * scalar comparisons skip it; the tails run the scalar formula) */
-AVX2Q static void u8_quantize_avx2(uint8_t *u, int ldu, float *xs,
-                                   int32_t *xz, const float *x, int ldx,
-                                   int rows, int k)
+ * points of the rows x, or emb_u8_quantize_rows_scaled's of x * cs when
+ * cs is not NULL (x * cs recomputed in the second pass, the same float32
+ * products); vminps / vmaxps return the second operand for NaN, as the
+ * scalar comparisons skip it; the tails run the scalar formula */
+AVX2Q static inline __attribute__((always_inline)) void
+u8_rows_avx2(uint8_t *u, int ldu, float *xs, int32_t *xz, const float *x,
+             int ldx, int rows, int k, const float *cs)
 {
 	int kp = (k + 3) / 4 * 4;
 
@@ -274,8 +276,11 @@ AVX2Q static void u8_quantize_avx2(uint8_t *u, int ldu, float *xs,
 		float lo, hi, inv, t[8];
 		int32_t z;
 		int kk = 0;
+#define LDX(c) (cs ? _mm256_mul_ps(_mm256_loadu_ps(r + (c)), \
+                                   _mm256_loadu_ps(cs + (c))) \
+                   : _mm256_loadu_ps(r + (c)))
 		for (; kk + 8 <= k; kk += 8) {
-			__m256 v = _mm256_loadu_ps(r + kk);
+			__m256 v = LDX(kk);
 			vlo = _mm256_min_ps(v, vlo);
 			vhi = _mm256_max_ps(v, vhi);
 		}
@@ -290,77 +295,7 @@ AVX2Q static void u8_quantize_avx2(uint8_t *u, int ldu, float *xs,
 			if (t[c] > hi)
 				hi = t[c];
 		for (int c = kk; c < k; c++) {
-			if (r[c] < lo)
-				lo = r[c];
-			if (r[c] > hi)
-				hi = r[c];
-		}
-		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
-		xz[i] = z;
-		__m256 vinv = _mm256_set1_ps(inv), vz = _mm256_set1_ps((float)z);
-		__m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
-		for (kk = 0; kk + 8 <= k; kk += 8) {
-			__m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(r + kk),
-			                                         vinv),
-			                           _MM_FROUND_TO_NEAREST_INT |
-			                           _MM_FROUND_NO_EXC);
-			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vz), zero), top);
-			__m256i q = _mm256_cvttps_epi32(v);
-			__m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q),
-			                             _mm256_extracti128_si256(q, 1));
-			_mm_storel_epi64((__m128i *)(o + kk), _mm_packus_epi16(w, w));
-		}
-		for (; kk < k; kk++) {
-			float v = nearbyintf(r[kk] * inv) + (float)z;
-			v = v > 0 ? v : 0;
-			v = v < 255 ? v : 255;
-			o[kk] = (uint8_t)v;
-		}
-		for (kk = k; kk < kp; kk++)
-			o[kk] = 0;
-	}
-}
-
-emb_u8_quant_fn emb_u8_quantize_avx2(void)
-{
-	return emb_cpu_features() & EMB_CPU_AVX2 ? u8_quantize_avx2 : NULL;
-}
-
-/* the smoothed AVX2 row quantizer: emb_u8_quantize_rows_scaled's bytes,
- * scales and zero points (x * cs recomputed in the second pass, the same
- * float32 products) */
-AVX2Q static void u8_quantize_scaled_avx2(uint8_t *u, int ldu, float *xs,
-                                          int32_t *xz, const float *x,
-                                          int ldx, int rows, int k,
-                                          const float *cs)
-{
-	int kp = (k + 3) / 4 * 4;
-
-	for (int i = 0; i < rows; i++) {
-		const float *r = x + (size_t)i * ldx;
-		uint8_t *o = u + (size_t)i * ldu;
-		__m256 vlo = _mm256_setzero_ps(), vhi = vlo;
-		float lo, hi, inv, t[8];
-		int32_t z;
-		int kk = 0;
-		for (; kk + 8 <= k; kk += 8) {
-			__m256 v = _mm256_mul_ps(_mm256_loadu_ps(r + kk),
-			                         _mm256_loadu_ps(cs + kk));
-			vlo = _mm256_min_ps(v, vlo);
-			vhi = _mm256_max_ps(v, vhi);
-		}
-		_mm256_storeu_ps(t, vlo);
-		lo = 0;
-		for (int c = 0; c < 8; c++)
-			if (t[c] < lo)
-				lo = t[c];
-		_mm256_storeu_ps(t, vhi);
-		hi = 0;
-		for (int c = 0; c < 8; c++)
-			if (t[c] > hi)
-				hi = t[c];
-		for (int c = kk; c < k; c++) {
-			float v = r[c] * cs[c];
+			float v = cs ? r[c] * cs[c] : r[c];
 			if (v < lo)
 				lo = v;
 			if (v > hi)
@@ -371,18 +306,19 @@ AVX2Q static void u8_quantize_scaled_avx2(uint8_t *u, int ldu, float *xs,
 		__m256 vinv = _mm256_set1_ps(inv), vz = _mm256_set1_ps((float)z);
 		__m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
 		for (kk = 0; kk + 8 <= k; kk += 8) {
-			__m256 v = _mm256_mul_ps(_mm256_loadu_ps(r + kk),
-			                         _mm256_loadu_ps(cs + kk));
-			v = _mm256_round_ps(_mm256_mul_ps(v, vinv),
-			                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			__m256 v = _mm256_round_ps(_mm256_mul_ps(LDX(kk), vinv),
+			                           _MM_FROUND_TO_NEAREST_INT |
+			                           _MM_FROUND_NO_EXC);
 			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vz), zero), top);
 			__m256i q = _mm256_cvttps_epi32(v);
 			__m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q),
 			                             _mm256_extracti128_si256(q, 1));
 			_mm_storel_epi64((__m128i *)(o + kk), _mm_packus_epi16(w, w));
 		}
+#undef LDX
 		for (; kk < k; kk++) {
-			float v = nearbyintf((r[kk] * cs[kk]) * inv) + (float)z;
+			float v = nearbyintf((cs ? r[kk] * cs[kk] : r[kk]) * inv) +
+			          (float)z;
 			v = v > 0 ? v : 0;
 			v = v < 255 ? v : 255;
 			o[kk] = (uint8_t)v;
@@ -390,6 +326,26 @@ AVX2Q static void u8_quantize_scaled_avx2(uint8_t *u, int ldu, float *xs,
 		for (kk = k; kk < kp; kk++)
 			o[kk] = 0;
 	}
+}
+
+AVX2Q static void u8_quantize_avx2(uint8_t *u, int ldu, float *xs,
+                                   int32_t *xz, const float *x, int ldx,
+                                   int rows, int k)
+{
+	u8_rows_avx2(u, ldu, xs, xz, x, ldx, rows, k, NULL);
+}
+
+AVX2Q static void u8_quantize_scaled_avx2(uint8_t *u, int ldu, float *xs,
+                                          int32_t *xz, const float *x,
+                                          int ldx, int rows, int k,
+                                          const float *cs)
+{
+	u8_rows_avx2(u, ldu, xs, xz, x, ldx, rows, k, cs);
+}
+
+emb_u8_quant_fn emb_u8_quantize_avx2(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX2 ? u8_quantize_avx2 : NULL;
 }
 
 emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx2(void)
