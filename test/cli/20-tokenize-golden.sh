@@ -48,25 +48,25 @@ for m in sentence-transformers--all-MiniLM-L6-v2 BAAI--bge-small-en-v1.5 \
 done
 
 # the real Gemma 3 (33 MB, 262,144 pieces, 514,906 merges, byte
-# fallback) and Qwen3 tokenizer.json files are too big for test/data:
-# they are read from the reference data folder when it is at hand
-# ($EMB_SHARED, else ../shared beside the tree), and skipped loudly
-# otherwise.  The big BPE vocab and merges take the streaming reader
+# fallback) and Qwen3 tokenizer.json files, kept gzipped in
+# test/data/bigtok (PROVENANCE.md there) and unpacked here; their
+# Hugging Face goldens are in test/data/tokenize like the others.  The
+# big BPE vocab and merges take the streaming reader
 # (lib/tok/fastjson.c); these goldens hold it to Hugging Face's ids.
-S=${EMB_SHARED:-$EMB_TOP/../shared}
 for m in google--gemma-3-tokenizer Qwen--Qwen3-tokenizer; do
-	if [ ! -f "$S/models/$m/tokenizer.json" ] || [ ! -f "$S/golden/tokenize/$m/full.jsonl" ]; then
-		t_skip "$m goldens" "no $S/models/$m/tokenizer.json (set EMB_SHARED to the reference data folder)"
-		continue
-	fi
+	mkdir -p "$T/$m"
+	for f in tokenizer.json tokenizer_config.json; do
+		gzip -dc "$D/bigtok/$m/$f.gz" > "$T/$m/$f" 2> "$T/err"
+		t_eq "$m: $f unpacked" "$?$(cat "$T/err")" 0
+	done
 	for fm in full:0 trunc16:16 pairs64:64; do
 		f=${fm%:*} max=${fm#*:}
-		gold="$S/golden/tokenize/$m/$f.jsonl"
+		gold="$D/tokenize/$m/$f.jsonl"
 		sed -e 's/"input_ids":/"golden_ids":/' \
 			-e 's/"token_type_ids":/"golden_type_ids":/' \
 			-e 's/"tokens":/"golden_tokens":/' "$gold" > "$T/in.jsonl"
 		if [ "$max" -eq 0 ]; then opt=--no-truncate; else opt="--max-length $max"; fi
-		emb-tokenize -m "$S/models/$m" $opt "$T/in.jsonl" > "$T/out.jsonl" 2> "$T/err"
+		emb-tokenize -m "$T/$m" $opt "$T/in.jsonl" > "$T/out.jsonl" 2> "$T/err"
 		t_eq "$m $f: emb-tokenize exits 0" "$?" 0
 		sed -n 's/.*"input_ids":\(\[[^]]*\]\).*/\1/p' "$gold" > "$T/want"
 		sed -n 's/.*"input_ids":\(\[[^]]*\]\).*/\1/p' "$T/out.jsonl" > "$T/got"
