@@ -200,7 +200,9 @@ rm -rf "$T/dbl" "$T/in"
 # ---- signals while the reader has stopped reading -----------------------------
 # blocked SIG CMD...: CMD reads an endless stream and writes into a pipe
 # whose reader takes 1000 bytes and stops; 2 s later SIG: "STATUS
-# SECONDS whole|cut" (everything written ends at a line and parses)
+# SECONDS whole|cut" (everything written ends at a line and parses).
+# CMD starts with the signals at their defaults: under nohup (or a
+# background job) they come ignored, and the tools keep them so
 blocked() {
 	"$PY" - "$@" <<'EOF'
 import json, os, signal, subprocess, sys, time
@@ -210,7 +212,8 @@ src = subprocess.Popen([sys.executable, top + "/test/bad-input/stream", "text", 
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 r, w = os.pipe()
 p = subprocess.Popen(sys.argv[2:], stdin=src.stdout, stdout=w, stderr=subprocess.DEVNULL,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                     preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in
+                                         (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)])
 os.close(w)
 src.stdout.close()
 got = os.read(r, 1000)
