@@ -123,6 +123,7 @@ int emb_ckpt_begin(char **tmp, const char *model, const char *out,
 {
 	char rmodel[PATH_MAX], rparent[PATH_MAX], *parent, *base, *rout, *t;
 	struct stat sb;
+	sigset_t mask;
 	int rc = -1;
 
 	*tmp = NULL;
@@ -172,18 +173,23 @@ int emb_ckpt_begin(char **tmp, const char *model, const char *out,
 		goto out;
 	}
 	sprintf(t, "%s/.%s.tmp-XXXXXX", parent, base);
+	/* a signal between mkdtemp and pending_set would leave the new
+	 * directory behind: hold it until the handler knows the name */
+	hold_signals(&mask);
 	if (!mkdtemp(t)) {
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 		emb_err_set(err, "%s: %s", t, strerror(errno));
 		free(t);
 		goto out;
 	}
+	pending_set(t);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	{       /* mkdtemp made it 0700: the mode a mkdir would give */
 		mode_t um = umask(022);
 		umask(um);
 		chmod(t, 0777 & ~um);
 	}
 	*tmp = t;
-	pending_set(t);
 	rc = 0;
 out:
 	free(parent);

@@ -217,7 +217,8 @@ for attempt in range(5):
     p = subprocess.Popen(["emb-quantize", "-m", sys.argv[2], "-o",
                           sys.argv[3] + "/out", "--weights", "int8"],
                          stderr=subprocess.DEVNULL,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in
+                                             (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)])
     seen = False
     while p.poll() is None:
         if any(n.startswith(".out.tmp-") for n in os.listdir(sys.argv[3])):
@@ -246,10 +247,15 @@ PY
 	esac
 done
 # the stdin spool: a producer that stalls while emb-quantize spools it
+# (emb-quantize starts with the signals at their defaults: under nohup
+# they come ignored, the shell cannot undo that, and the tools keep it)
 mkdir -p "$T/qtmp"
 for sig in TERM HUP; do
 	sh -c 'printf "{\"embedding\":[1,2]}\n"; echo $$ > "$1"; exec sleep 30' sh "$T/producer" |
-		TMPDIR="$T/qtmp" emb-quantize --vectors int8 > "$T/out" 2> "$T/err" &
+		TMPDIR="$T/qtmp" python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' emb-quantize --vectors int8 > "$T/out" 2> "$T/err" &
 	pid=$!
 	n=0
 	while [ $n -lt 200 ] && [ -z "$(ls "$T/qtmp")" ]; do sleep 0.05; n=$((n + 1)); done
