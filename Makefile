@@ -248,7 +248,8 @@ bench: all
 #   clean-sanitize  remove build/sanitize and build/tsan
 check-sanitize:
 	sh test/sanitize/tree sanitize --enable-sanitize
-	cd build/sanitize && $(MAKE) -j2 all test/unit/units
+	cd build/sanitize && $(MAKE) -j2 all test/unit/units test/fuzz/replay \
+		lib/libemb.so.$(SO_VERSION)
 	top=$$(pwd) && cd build/sanitize && \
 		EMB_REFJS="$${EMB_REFJS:-$$top}" $(MAKE) check
 
