@@ -76,9 +76,11 @@ CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	test/emb-synth.o
 $(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
 
+# (rewritten only when the list changes: a Makefile edit rebuilds nothing)
 lib/nn/families.h: Makefile
 	{ echo '/* made by the Makefile from NN_FAMILIES: do not edit */'; \
-	for f in $(NN_FAMILIES); do echo "EMB_FAMILY($$f)"; done; } > $@
+	for f in $(NN_FAMILIES); do echo "EMB_FAMILY($$f)"; done; } > $@.tmp
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
