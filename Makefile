@@ -239,8 +239,8 @@ bench: all
 # build/ (test/sanitize/tree copies the tracked and untracked-but-not-
 # ignored files, keeps their times so a second run only rebuilds what
 # changed, and configures the copy once); the normal build here is not
-# touched.  EMB_REFJS points the copy's tokenizer parity fuzzer at this
-# tree's node_modules.  Variables: EMB_FUZZ_N (parity fuzzer strings per
+# touched.  EMB_REFS points the copy's tests at this tree's reference
+# environment (build/refs: scripts/install-refs).  Variables: EMB_FUZZ_N (parity fuzzer strings per
 # model), EMB_TESTS (a subset of test/cli, as for make check).
 #   check-sanitize  the whole make check under ASan+LSan+UBSan, build/sanitize
 #   check-tsan      the thread pool test, emb-encode (every architecture)
@@ -253,7 +253,7 @@ check-sanitize:
 	cd build/sanitize && $(MAKE) -j2 all test/unit/units test/fuzz/replay \
 		lib/libemb.so.$(SO_VERSION)
 	top=$$(pwd) && cd build/sanitize && \
-		EMB_REFJS="$${EMB_REFJS:-$$top}" $(MAKE) check
+		EMB_REFS="$${EMB_REFS:-$$top/build/refs}" $(MAKE) check
 
 check-tsan:
 	sh test/sanitize/tree tsan --enable-tsan

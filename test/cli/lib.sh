@@ -35,3 +35,24 @@ t_fixture() {
 	fi
 	echo "$fd"
 }
+
+# The reference environment (scripts/install-refs; $EMB_REFS, default
+# build/refs of this tree): t_refs_python MODULE... prints its python
+# when it imports every MODULE, else prints why not and returns 1
+EMB_REFS=${EMB_REFS:-$EMB_TOP/build/refs}
+t_refs_python() {
+	if [ ! -x "$EMB_REFS/bin/python" ]; then
+		echo "no reference environment in $EMB_REFS (run scripts/install-refs)"
+		return 1
+	fi
+	for m in "$@"; do
+		if ! "$EMB_REFS/bin/python" -c "import $m" 2>/dev/null; then
+			echo "$EMB_REFS has no Python module '$m' (run scripts/install-refs)"
+			return 1
+		fi
+	done
+	echo "$EMB_REFS/bin/python"
+}
+# t_real_model NAME: the folder of the real checkpoint NAME (scripts/real-model),
+# else prints why not and returns 1
+t_real_model() { EMB_REFS=$EMB_REFS sh "$EMB_TOP/scripts/real-model" "$1" 2>&1; }

@@ -3,7 +3,7 @@
 # from the real ones in ../models (cut-down vocabularies, other pipeline
 # components), so that every supported component is exercised.  Their
 # goldens (golden.jsonl) come from Hugging Face tokenizers 0.23.2 via
-# test/tokgold.js.  Rerun: python3 make.py && node ../../tokgold.js ...
+# test/tokgold.py.  Rerun: python3 make.py && build/refs/bin/python ../../tokgold.py ...
 import json, os
 M = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'models')
 
