@@ -1,12 +1,14 @@
-# 55-st-golden.sh - scripts/st-golden's output format.  sentence-transformers
-# is not installed here: a stand-in sentence_transformers module
-# (test/st-golden/) on PYTHONPATH hands back emb's own vectors, so that
-# what is checked is that st-golden writes goldens emb-validate joins and
-# compares (ids and texts kept, float32 values exact, one label flat), and
-# that it passes the prompt and batch size on; not sentence-transformers'
-# numbers (CI with sentence-transformers does that: README).
+# 55-st-golden.sh - scripts/st-golden's output format, with a stand-in
+# sentence_transformers module (test/st-golden/) on PYTHONPATH that hands
+# back emb's own vectors, so that what is checked is that st-golden writes
+# goldens emb-validate joins and compares (ids and texts kept, float32
+# values exact, one label flat), and that it passes the prompt and batch
+# size on.  Where the reference environment has the real
+# sentence-transformers (scripts/install-refs --full), st-golden also runs
+# on the real all-MiniLM-L6-v2 and must write what test/data/real holds
+# (its ids exactly, its vectors within 1e-6).
 if ! command -v python3 > /dev/null 2>&1; then
-	echo "ok - st-golden # skip python3 not found"
+	t_skip st-golden "python3 not found"
 	return 0 2>/dev/null || exit 0
 fi
 T=$(t_tmpdir 55-st-golden)
@@ -58,8 +60,30 @@ t_eq "a record without text: exit 1" "$s" 1
 t_grep "... names the line and field" "<stdin>:1: field 'text'" "$T/err"
 (unset PYTHONPATH; python3 "$SG" encode m < /dev/null > /dev/null 2> "$T/err"); s=$?
 if python3 -c 'import sentence_transformers' 2> /dev/null; then
-	echo "ok - without sentence-transformers: a clear error # skip it is installed here"
+	t_skip "without sentence-transformers: a clear error" "it is installed for $(command -v python3)"
 else
 	t_eq "without sentence-transformers: exit 1" "$s" 1
 	t_grep "... says where to run it" "run this where sentence-transformers is installed" "$T/err"
+fi
+
+# the real library on the real model, against the committed goldens
+if ! py=$(t_refs_python sentence_transformers torch); then
+	t_skip "st-golden with the real sentence-transformers" "$py"
+elif ! m=$(t_real_model all-MiniLM-L6-v2); then
+	t_skip "st-golden with the real sentence-transformers" "$m"
+else
+	head -n 24 "$D/real/all-MiniLM-L6-v2/golden.pairs.jsonl" |
+		sed 's/, "embedding".*$/}/' > "$T/rp.jsonl"
+	(unset PYTHONPATH; HF_HUB_OFFLINE=1 "$py" "$SG" encode "$m" --ids "$T/rp.jsonl" \
+		> "$T/rg.jsonl" 2> "$T/err"); s=$?
+	t_eq "real sentence-transformers: exit 0" "$s" 0
+	t_ok "real sentence-transformers: the committed pairs golden again (ids exact, 1e-6)" \
+		emb-validate --quiet --golden-only --atol 1e-6 --field input_ids --field token_type_ids \
+		--field embedding "$T/rg.jsonl" "$D/real/all-MiniLM-L6-v2/golden.pairs.jsonl"
+	head -n 8 "$D/corpus/texts.jsonl" > "$T/r8.jsonl"
+	(unset PYTHONPATH; HF_HUB_OFFLINE=1 "$py" "$SG" encode "$m" --ids --truncate-dim 128 \
+		"$T/r8.jsonl" > "$T/rd.jsonl" 2> "$T/err"); s=$?
+	t_eq "real sentence-transformers --truncate-dim: exit 0" "$s" 0
+	t_ok "real sentence-transformers --truncate-dim 128: the committed dim golden again" \
+		emb-validate --quiet --golden-only --atol 1e-6 "$T/rd.jsonl" "$D/real/all-MiniLM-L6-v2/golden.dim.jsonl"
 fi
