@@ -8,7 +8,8 @@
 # the gzipped Gemma 3 and Qwen3 tokenizers of bigtok/*, and the real
 # checkpoints' own tokenizer.json when installed; input_ids and
 # token_type_ids must be equal, a mismatch prints the input shrunk to a
-# minimal one.  Without the reference environment the check is skipped,
+# minimal one.  The real checkpoints' tokenizers also go over the corpus
+# texts and pairs, against test/tokgold.py's output.  Without the reference environment the check is skipped,
 # and says so.  EMB_FUZZ_N strings per model (default 2000; CI: 10000),
 # EMB_FUZZ_SEED.
 if ! py=$(t_refs_python tokenizers); then
@@ -42,6 +43,18 @@ else
 	else
 		t_skip "fuzzer: the real all-MiniLM-L6-v2's tokenizer.json" "$m"
 	fi
+	# the real checkpoints' tokenizers on the corpus (every text, every
+	# fourth with the next as its pair), no truncation, id for id
+	for r in $(sh "$EMB_TOP/scripts/real-model" --list); do
+		m=$(t_real_model "$r") || { t_skip "$r: corpus against tokenizers" "$m"; continue; }
+		"$py" "$EMB_TOP/test/tokgold.py" "$m/tokenizer.json" "$D/corpus/texts.jsonl" > "$T/$r.gold" 2> "$T/gerr"
+		t_lines "$r: tokgold.py wrote the corpus" 532 "$T/$r.gold"
+		sed 's/,"input_ids".*$/}/' "$T/$r.gold" |
+			emb-tokenize -m "$m" --no-truncate > "$T/$r.emb" 2> "$T/eerr"
+		emb-validate --field input_ids --field token_type_ids "$T/$r.gold" "$T/$r.emb" > "$T/$r.cmp" 2>&1
+		t_eq "$r: emb-tokenize == tokenizers on the corpus and its pairs" "$?$(grep -v ': ok$' "$T/$r.cmp")" 0
+		t_grep "$r: 532 records compared" "^input_ids: 532 records, 0 mismatches: ok\$" "$T/$r.cmp"
+	done
 	# the fuzzer itself must catch a difference: compare one model's
 	# tokens against another model's reference
 	cat > "$T/other" <<EOS
