@@ -20,9 +20,20 @@
  *    also matches U+0085 and its \w also matches marks, so patterns are
  *    rewritten (\s -> [\s\x{85}], \w -> the class of tk_is_word) to
  *    keep Oniguruma's meaning.
+ *  - PCRE2's Unicode tables can be older than the ones the rest of the
+ *    tokenizer (utf8proc) and Hugging Face's Oniguruma use (Debian 12:
+ *    PCRE2 10.42 has Unicode 14, utf8proc 2.8 and Oniguruma 6.9.8
+ *    Unicode 15, which added CJK Extension H, Kawi, Nag Mundari...).  So
+ *    every general-category property \p{X} of a pattern is widened by the
+ *    code points utf8proc puts in X and PCRE2 does not (gc_extend: found
+ *    once per process by matching \P{X} over utf8proc's members of X).
+ *    The other way round (PCRE2 newer than utf8proc) is not corrected;
+ *    neither are script properties (\p{Han}) nor \P{X} inside a class.
  */
 #define PCRE2_CODE_UNIT_WIDTH 32
 #include <pcre2.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -207,10 +218,233 @@ static char *onig_to_pcre(const char *p)
 	return r;
 }
 
+/* the general categories a pattern may name, as \p{X} (the C ones,
+ * mostly unassigned or private code points, are left alone) */
+static const char *const gc_names[] = {
+	"L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me",
+	"N", "Nd", "Nl", "No", "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po",
+	"S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl", "Zp", NULL
+};
+#define GC_N (sizeof(gc_names) / sizeof(gc_names[0]) - 1)
+/* per name, found on first use and kept for the process: "\x{A}-\x{B}..."
+ * (owned by this table) or NULL when PCRE2 and utf8proc agree */
+static char *gc_extra[GC_N];
+static unsigned char gc_done[GC_N];
+static pthread_mutex_t gc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* utf8proc's general category of every code point below GC_TOP
+ * (UTF8PROC_CATEGORY_*), made with the first scan (new; kept for the
+ * process), and the names of those categories, in utf8proc's order.
+ * Planes 4 to 16 are left out: nothing there is assigned (planes 4-13)
+ * but tags, variation selectors (plane 14, in no letter or number
+ * category that changed) and private use */
+#define GC_TOP 0x40000
+static unsigned char *gc_cat;
+static const char gc_cat_name[30][3] = {
+	"Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
+	"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So",
+	"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"
+};
+
+static int gc_member(const char *name, unsigned char cat)
+{
+	const char *c = cat < 30 ? gc_cat_name[cat] : "Cn";
+
+	return c[0] == name[0] && (!name[1] || c[1] == name[1]);
+}
+
+/* append "\x{LO}-\x{HI}" to *OUT (LEN, CAP); -1 when out of memory */
+static int range_push(char **out, size_t *len, size_t *cap, uint32_t lo,
+                      uint32_t hi)
+{
+	char r[40];
+	int m = snprintf(r, sizeof(r), "\\x{%x}-\\x{%x}", lo, hi);
+
+	if (*len + (size_t)m + 1 > *cap) {
+		size_t c = 2 * *cap + 256;
+		char *t = realloc(*out, c);
+		if (!t)
+			return -1;
+		*out = t;
+		*cap = c;
+	}
+	memcpy(*out + *len, r, (size_t)m + 1);
+	*len += (size_t)m;
+	return 0;
+}
+
+/* the code points of utf8proc's general category NAME that PCRE2's
+ * \p{NAME} leaves out, as ranges (new string; NULL when there are none
+ * or on failure); SUBJ: scratch for GC_TOP code points */
+static char *gc_scan(const char *name, uint32_t *subj)
+{
+	char pat[16], *out = NULL;
+	unsigned char want[30];
+	size_t n = 0, len = 0, cap = 0;
+	uint32_t p32[16], lo = 0, hi = 0;
+	int ec, have = 0, bad = 0;
+	PCRE2_SIZE eo, at = 0;
+	pcre2_code *re;
+	pcre2_match_data *md;
+
+	if (!gc_cat && !(gc_cat = calloc(GC_TOP, 1)))
+		return NULL;
+	if (!gc_cat[0x41]) /* 'A' is Lu: not made yet */
+		for (int32_t cp = 0; cp < GC_TOP; cp++)
+			gc_cat[cp] = (unsigned char)utf8proc_category(cp);
+	for (int k = 0; k < 30; k++)
+		want[k] = (unsigned char)gc_member(name, (unsigned char)k);
+	for (int32_t cp = 0; cp < GC_TOP; cp++)
+		if (gc_cat[cp] < 30 && want[gc_cat[cp]] && (cp < 0xd800 || cp > 0xdfff))
+			subj[n++] = (uint32_t)cp;
+	/* a maximal run of members from AT (anchored, possessive): one call
+	 * per non-member, the run checked in PCRE2's own tight loop */
+	snprintf(pat, sizeof(pat), "\\p{%s}*+", name);
+	for (size_t i = 0; i < sizeof(pat); i++)
+		p32[i] = (unsigned char)pat[i];
+	re = pcre2_compile(p32, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP |
+	                   PCRE2_ANCHORED, &ec, &eo, NULL);
+	if (!re)
+		return NULL;
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	while (md && !bad && at < n &&
+	       pcre2_match(re, subj, n, at, PCRE2_NO_UTF_CHECK, md, NULL) > 0) {
+		PCRE2_SIZE e = pcre2_get_ovector_pointer(md)[1];
+		uint32_t c;
+		if (e >= n)
+			break;
+		c = subj[e];
+		at = e + 1;
+		if (have && c == hi + 1) {
+			hi = c;
+			continue;
+		}
+		if (have)
+			bad = range_push(&out, &len, &cap, lo, hi) < 0;
+		lo = hi = c;
+		have = 1;
+	}
+	if (have && !bad)
+		bad = range_push(&out, &len, &cap, lo, hi) < 0;
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	if (bad) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* the extra ranges of \p{NAME} (NAME: LEN bytes), "" when none */
+static const char *gc_extra_of(const char *name, size_t len)
+{
+	const char *r = "";
+
+	for (size_t k = 0; k < GC_N; k++) {
+		if (strlen(gc_names[k]) != len || memcmp(gc_names[k], name, len))
+			continue;
+		pthread_mutex_lock(&gc_lock);
+		if (!gc_done[k]) {
+			uint32_t *subj = malloc(sizeof(*subj) * GC_TOP);
+			if (subj)
+				gc_extra[k] = gc_scan(gc_names[k], subj);
+			free(subj);
+			gc_done[k] = 1;
+		}
+		if (gc_extra[k])
+			r = gc_extra[k];
+		pthread_mutex_unlock(&gc_lock);
+		break;
+	}
+	return r;
+}
+
+/* P with every \p{X} (X a general category, or \pX) widened by X's
+ * extra ranges: inside a class appended, outside wrapped in one
+ * ([\p{X}...], \P{X} as [^\p{X}...]); new string, NULL when out of
+ * memory */
+static char *gc_extend(const char *p)
+{
+	size_t n = strlen(p), o = 0, cap = n + 1;
+	char *r = malloc(cap);
+	int in_class = 0;
+
+	for (size_t i = 0; r && i < n; i++) {
+		const char *name = NULL, *extra = "";
+		size_t nl = 0, skip = 0;
+		if (p[i] == '\\' && i + 1 < n && (p[i + 1] == 'p' || p[i + 1] == 'P')) {
+			if (i + 2 < n && p[i + 2] == '{') {
+				const char *e = strchr(p + i + 3, '}');
+				if (e) {
+					name = p + i + 3;
+					nl = (size_t)(e - name);
+					skip = nl + 4;
+				}
+			} else if (i + 2 < n) {
+				name = p + i + 2;
+				nl = 1;
+				skip = 3;
+			}
+			if (name)
+				extra = gc_extra_of(name, nl);
+		}
+		if (*extra && !(in_class && p[i + 1] == 'P')) {
+			size_t need = o + strlen(extra) + skip + 8 + (n - i);
+			if (need > cap) {
+				char *t = realloc(r, cap = 2 * need);
+				if (!t) {
+					free(r);
+					return NULL;
+				}
+				r = t;
+			}
+			if (!in_class) {
+				r[o++] = '[';
+				if (p[i + 1] == 'P')
+					r[o++] = '^';
+			}
+			o += (size_t)sprintf(r + o, "\\p{%.*s}%s", (int)nl, name, extra);
+			if (!in_class)
+				r[o++] = ']';
+			i += skip - 1;
+			continue;
+		}
+		if (o + 3 > cap) {
+			char *t = realloc(r, cap *= 2);
+			if (!t) {
+				free(r);
+				return NULL;
+			}
+			r = t;
+		}
+		if (p[i] == '\\' && i + 1 < n) {
+			r[o++] = p[i++];
+			r[o++] = p[i];
+			continue;
+		}
+		if (p[i] == '[' && !in_class) {
+			in_class = 1;
+			r[o++] = p[i];
+			if (i + 1 < n && p[i + 1] == '^')
+				r[o++] = p[++i];
+			if (i + 1 < n && p[i + 1] == ']')
+				r[o++] = p[++i];
+			continue;
+		}
+		if (p[i] == ']' && in_class)
+			in_class = 0;
+		r[o++] = p[i];
+	}
+	if (r)
+		r[o] = 0;
+	return r;
+}
+
 static int regex_compile(tk_regex **out, const char *pat, const char *file,
                          const char *field, emb_err *err)
 {
-	char *p = onig_to_pcre(pat);
+	char *p0 = onig_to_pcre(pat), *p = p0 ? gc_extend(p0) : NULL;
 	uint32_t *c;
 	size_t n;
 	int ec;
@@ -218,6 +452,7 @@ static int regex_compile(tk_regex **out, const char *pat, const char *file,
 	tk_regex *re;
 
 	*out = NULL;
+	free(p0);
 	if (!p)
 		return emb_err_set(err, "out of memory");
 	c = tk_utf8_to_cps(p, strlen(p), &n);

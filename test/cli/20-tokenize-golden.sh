@@ -63,3 +63,15 @@ for m in sentence-transformers--all-MiniLM-L6-v2 BAAI--bge-small-en-v1.5 \
 	done
 done
 
+
+# code points PCRE2's Unicode tables may not know (Unicode 15: CJK
+# Extension H U+32159, Kawi U+11F04, Nag Mundari U+1E4D0) are letters in
+# Hugging Face's regex, as in utf8proc: Qwen3's \p{L} must take them
+# (ids from tokenizers 0.23.2; a Unicode 14 \p{L} gives [...,247,62,69])
+printf '%s\n' '{"id":1,"text":"\ud888\udd59_f"}' '{"id":2,"text":"\ud807\udf04x_y"}' \
+	'{"id":3,"text":"\ud839\udcd0-ab"}' > "$T/u15.jsonl"
+emb-tokenize -m "$T/Qwen--Qwen3-tokenizer" "$T/u15.jsonl" > "$T/u15.out" 2> "$T/err"
+t_eq "Qwen3, Unicode 15 letters: exit 0" "$?$(cat "$T/err")" 0
+t_grep "Qwen3: U+32159 (CJK Ext. H) is \\p{L}: '_f' one token" '"id":1,.*"input_ids":\[172,110,227,247,761\]' "$T/u15.out"
+t_grep "Qwen3: U+11F04 (Kawi) is \\p{L}" '"id":2,.*"input_ids":\[128240,120,226,87,4178\]' "$T/u15.out"
+t_grep "Qwen3: U+1E4D0 (Nag Mundari) is \\p{L}" '"id":3,.*"input_ids":\[172,252,241,238,38030\]' "$T/u15.out"
