@@ -169,6 +169,26 @@ emit:
 	"\\x{24b6}-\\x{24e9}\\x{1f130}-\\x{1f149}\\x{1f150}-\\x{1f169}" \
 	"\\x{1f170}-\\x{1f189}"
 
+/* copy P[*I] to R + O (a bracket class's opening "[^" or "[]" whole,
+ * *I moved past it), tracking whether a class is open; the new O */
+static size_t copy_char(char *r, size_t o, const char *p, size_t n,
+                        size_t *i, int *in_class)
+{
+	if (p[*i] == '[' && !*in_class) {
+		*in_class = 1;
+		r[o++] = p[*i];
+		if (*i + 1 < n && p[*i + 1] == '^')
+			r[o++] = p[++*i];
+		if (*i + 1 < n && p[*i + 1] == ']')
+			r[o++] = p[++*i];
+		return o;
+	}
+	if (p[*i] == ']' && *in_class)
+		*in_class = 0;
+	r[o++] = p[*i];
+	return o;
+}
+
 static char *onig_to_pcre(const char *p)
 {
 	size_t n = strlen(p), i, o = 0;
@@ -201,18 +221,7 @@ static char *onig_to_pcre(const char *p)
 			i++;
 			continue;
 		}
-		if (p[i] == '[' && !in_class) {
-			in_class = 1;
-			r[o++] = p[i];
-			if (i + 1 < n && p[i + 1] == '^')
-				r[o++] = p[++i];
-			if (i + 1 < n && p[i + 1] == ']')
-				r[o++] = p[++i];
-			continue;
-		}
-		if (p[i] == ']' && in_class)
-			in_class = 0;
-		r[o++] = p[i];
+		o = copy_char(r, o, p, n, &i, &in_class);
 	}
 	r[o] = 0;
 	return r;
@@ -423,18 +432,7 @@ static char *gc_extend(const char *p)
 			r[o++] = p[i];
 			continue;
 		}
-		if (p[i] == '[' && !in_class) {
-			in_class = 1;
-			r[o++] = p[i];
-			if (i + 1 < n && p[i + 1] == '^')
-				r[o++] = p[++i];
-			if (i + 1 < n && p[i + 1] == ']')
-				r[o++] = p[++i];
-			continue;
-		}
-		if (p[i] == ']' && in_class)
-			in_class = 0;
-		r[o++] = p[i];
+		o = copy_char(r, o, p, n, &i, &in_class);
 	}
 	if (r)
 		r[o] = 0;
