@@ -36,7 +36,7 @@ static const char usage[] =
 "4 write error.\n";
 
 enum { O_INDEX = 1, O_TOPK, O_SCORE, O_THRESHOLD, O_SEARCH, O_RESCORE,
-       O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION };
+       O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION, O_BESTPER };
 
 static const emb_cli_opt opts[] = {
 	{ "index", 0, EMB_ARG_REQUIRED, O_INDEX },
@@ -50,6 +50,7 @@ static const emb_cli_opt opts[] = {
 	{ "threads", 'j', EMB_ARG_REQUIRED, O_THREADS },
 	{ "build", 0, EMB_ARG_REQUIRED, O_BUILD },
 	{ "precision", 0, EMB_ARG_REQUIRED, O_PRECISION },
+	{ "best-per", 0, EMB_ARG_REQUIRED, O_BESTPER },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -57,10 +58,11 @@ typedef struct ctx {
 	emb_cli cli;
 	const char *index, *build;
 	unsigned precision;
-	int keep;
+	int keep, best_per;
 	emb_search_opts so;
 	emb_index *ix;
 	emb_search *s;
+	emb_best_per *bp;       /* --best-per id */
 	float *q;               /* (batch, dim) */
 	emb_hit *hits;          /* (batch, k) */
 	int *nhits;
@@ -125,6 +127,12 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		c->so.rescore = (int)v;
 		return 0;
 	case O_KEEP: c->keep = 1; return 0;
+	case O_BESTPER:
+		if (strcmp(arg, "id"))
+			return emb_err_set(err, "--best-per: '%s' is not 'id' (the "
+			                   "one field an index holds)", arg);
+		c->best_per = 1;
+		return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
 			return emb_err_set(err, "-j must be a positive integer, not "
@@ -166,13 +174,17 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 	ctx *c = vc;
 	int dim = emb_index_dim(c->ix);
 
-	(void)err;
 	if (emb_index_count(c->ix) == 0)
 		return 0;
 	for (int i = 0; i < n; i++)
 		memcpy(c->q + (size_t)i * dim, ((item *)rs[i]->user)->v,
 		       (size_t)dim * sizeof(float));
-	emb_search_run(c->s, c->hits, c->nhits, c->q, n);
+	if (c->bp) {
+		if (emb_best_per_run(c->bp, c->hits, c->nhits, c->q, n, err) < 0)
+			return -1;
+	} else {
+		emb_search_run(c->s, c->hits, c->nhits, c->q, n);
+	}
 	for (int i = 0; i < n; i++) {
 		item *it = rs[i]->user;
 		it->n = c->nhits[i];
@@ -225,6 +237,8 @@ int main(int argc, char **argv)
 			emb_cli_usage_error(&c.cli, "give --index or --build, not both");
 		if (c.cli.nfiles > 1)
 			emb_cli_usage_error(&c.cli, "--build reads one FILE (or stdin)");
+		if (c.best_per)
+			emb_cli_usage_error(&c.cli, "--best-per goes with --index");
 		if (emb_index_from_jsonl(&c.ix, c.cli.nfiles ? c.cli.files[0] : NULL,
 		                         c.precision ? c.precision : EMB_IX_F32,
 		                         c.cli.max_line, &err) < 0)
@@ -244,7 +258,8 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--rescore-with needs --rescore");
 	if (emb_index_open(&c.ix, c.index, c.cli.max_line, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-	if (emb_search_new(&c.s, c.ix, &c.so, &err) < 0)
+	if (emb_search_new(&c.s, c.ix, &c.so, &err) < 0 ||
+	    (c.best_per && emb_best_per_new(&c.bp, c.ix, &c.so, &err) < 0))
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (!(c.q = malloc(((size_t)ops.batch_max + 1) *
 	                   ((size_t)emb_index_dim(c.ix) + 1) * sizeof(float))) ||
@@ -254,6 +269,7 @@ int main(int argc, char **argv)
 	emb_buf_init(&c.res);
 	status = emb_cli_run(&c.cli, &ops, &c);
 	emb_buf_release(&c.res);
+	emb_best_per_free(c.bp);
 	emb_search_free(c.s);
 	emb_index_free(c.ix);
 	free(c.q);
