@@ -157,7 +157,7 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 
 	if (c->cli.late)
 		return emb_late_emit(b, &c->late, r->rec, o->ids, o->n, o->v,
-		                     c->e.hidden, c->cli.b64, err);
+		                     c->e.hidden, c->cli.b64, &r->warn, err);
 	return emb_encoder_emit(&c->e, b, r->rec, o, err);
 }
 

@@ -135,7 +135,8 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	out *o = r->user;
 
 	if (c->cli.late)
-		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64, err);
+		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64,
+		                            &r->warn, err);
 	if (c->group_by)
 		return emb_group_add(&c->group, b, r->rec, c->cli.b64, err);
 	emb_out_begin(b, r->rec, drop);

@@ -130,7 +130,7 @@ enum {
 	K_HELP = 1000, K_VERSION, K_ERRORS, K_STRICT, K_MAXLINE, K_PROGRESS,
 	K_NOPROGRESS, K_RAW, K_B64, K_MODEL, K_MAXLEN, K_NOTRUNC, K_PROMPT,
 	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP, K_CHUNK, K_OVERLAP,
-	K_LATE, K_COMPUTE,
+	K_LATE, K_COMPUTE, K_WINTEXT,
 };
 
 static const struct copt {
@@ -158,6 +158,7 @@ static const struct copt {
 	{ { "chunk", 0, EMB_ARG_REQUIRED, K_CHUNK }, EMB_CLI_CHUNK },
 	{ { "overlap", 0, EMB_ARG_REQUIRED, K_OVERLAP }, EMB_CLI_CHUNK },
 	{ { "late", 0, EMB_ARG_NONE, K_LATE }, EMB_CLI_LATE },
+	{ { "window-text", 0, EMB_ARG_REQUIRED, K_WINTEXT }, EMB_CLI_CHUNK },
 	{ { "compute", 0, EMB_ARG_REQUIRED, K_COMPUTE }, EMB_CLI_COMPUTE },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
@@ -263,6 +264,11 @@ static int common_option(emb_cli *c, int key, const char *arg)
 		*(key == K_CHUNK ? &c->chunk : &c->overlap) = v;
 		return 0;
 	case K_LATE: c->late = 1; return 0;
+	case K_WINTEXT:
+		if ((c->window_text = emb_window_text_parse(arg)) < 0)
+			emb_cli_usage_error(c, "--window-text: '%s' is not slice, full or none",
+			                    arg);
+		return 0;
 	case K_COMPUTE:
 		if (strcmp(arg, "fp32") && strcmp(arg, "bf16"))
 			emb_cli_usage_error(c, "--compute: '%s' is not fp32 or bf16",
@@ -321,6 +327,10 @@ static void chunk_options(emb_cli *c)
 	    emb_chunker_new(&c->chunker, c->chunk, c->overlap < 0 ? 0 : c->overlap,
 	                    c->tokens, c->raw, &err) < 0)
 		emb_cli_die(c, EMB_EXIT_USAGE, "%s", err.msg);
+	if (c->window_text && !c->chunk)
+		emb_cli_usage_error(c, "--window-text needs --chunk");
+	if (c->chunker)
+		emb_chunker_text(c->chunker, c->window_text);
 }
 
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
@@ -697,6 +707,22 @@ static void report(emb_cli *c, emb_cli_rec *r, emb_buf *out)
 	}
 }
 
+/* what a record written whole lost (r->warn): a warning, or with
+ * --strict an error that counts in the exit status; 1 then */
+static int warn(emb_cli *c, emb_cli_rec *r)
+{
+	if (c->progress_shown) {
+		fputs("\r\033[K", stderr);
+		c->progress_shown = 0;
+	}
+	fprintf(stderr, "%s: %s (at %s:%zu): %s\n", c->prog,
+	        c->strict ? "error" : "warning", r->file, r->lineno,
+	        r->warn.msg);
+	if (c->strict)
+		c->status = EMB_EXIT_RECORD;
+	return c->strict;
+}
+
 typedef struct batch {
 	emb_cli_rec **s;        /* slots; first n in use */
 	int n, cap;
@@ -748,6 +774,7 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 		if (!r->bad) {
 			size_t mark = out->len;
 			r->err.msg[0] = 0;
+			r->warn.msg[0] = 0;
 			if (ops->emit(ctx, r, out, &r->err) < 0 ||
 			    (c->fields && emb_fields_apply(c->fields, out, mark,
 			                                   &r->err) < 0)) {
@@ -756,6 +783,10 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 			} else {
 				c->records++;
 				c->tokens_done += r->cost;
+				if (r->warn.msg[0] && warn(c, r) && c->strict) {
+					write_out(c, out);
+					return 1;
+				}
 			}
 		}
 		if (r->bad) {
@@ -1003,6 +1034,10 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 
 	memset(&o, 0, sizeof(o));
 	o.max_length = c->max_length;
+	/* late chunking reads as far as the model's positions go, not
+	 * max_seq_length (which is for one vector per text) */
+	if (c->late && c->max_length < 0 && model_max > 0)
+		o.max_length = model_max;
 	o.no_truncate = c->no_truncate;
 	o.prompt = c->prompt;
 	o.prompt_name = c->prompt_name;
