@@ -251,7 +251,9 @@ typedef struct emb_rerank {
 	int skip_prefix;        /* -2: off, -1: prompt_length, else N */
 	long long batch_tokens;
 	const char *query_file;
+	const char *texts_file; /* --texts FILE: documents' text by id */
 	size_t max_line;
+	struct emb_rr_texts *texts;
 	/* cross-encoder state */
 	emb_model *m;
 	int labels;
@@ -299,6 +301,9 @@ enum {
 	EMB_WINDOW_TEXT_FULL = 1,   /* "text": the whole document's */
 	EMB_WINDOW_TEXT_NONE = 2,   /* no "text": span only */
 };
+/* byte offset of code point CP in s (n bytes of UTF-8; n when past its
+ * end): where a span's bound lies in the text */
+size_t emb_text_cp_offset(const char *s, size_t n, size_t cp);
 /* "slice", "full", "none" -> EMB_WINDOW_TEXT_*, -1 otherwise */
 int emb_window_text_parse(const char *s);
 void emb_chunker_text(emb_chunker *c, int mode);
