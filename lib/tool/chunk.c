@@ -79,8 +79,7 @@ void emb_chunker_text(emb_chunker *c, int mode)
 	c->text = mode;
 }
 
-/* byte offset of code point CP in s (n bytes of UTF-8), n past its end */
-static size_t cp_offset(const char *s, size_t n, size_t cp)
+size_t emb_text_cp_offset(const char *s, size_t n, size_t cp)
 {
 	size_t i = 0;
 
@@ -101,8 +100,8 @@ static void window_text(emb_buf *b, const emb_record *doc,
 	if (mode != EMB_WINDOW_TEXT_SLICE ||
 	    emb_record_get_string(doc, "text", &t, &n, NULL) < 0)
 		return;
-	a = cp_offset(t, n, span[0]);
-	e = cp_offset(t, n, span[1]);
+	a = emb_text_cp_offset(t, n, span[0]);
+	e = emb_text_cp_offset(t, n, span[1]);
 	emb_out_string(b, "text", t + a, e > a ? e - a : 0);
 }
 
@@ -503,10 +502,30 @@ void emb_group_release(emb_group *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/* the group held (if any) as one record on b */
+/* 1 when REC's text is its window's slice (--window-text=slice), not
+ * its document's: as many code points as its span */
+static int slice_text(const emb_record *rec)
+{
+	int32_t *span = NULL;
+	const char *t;
+	size_t n, ns = 0;
+	int yes;
+
+	if (!emb_record_has(rec, "span") ||
+	    emb_record_get_string(rec, "text", &t, &n, NULL) < 0 ||
+	    emb_record_get_int32s(rec, "span", &span, &ns, NULL) < 0)
+		return 0;
+	yes = ns == 2 && span[1] >= span[0] &&
+	      code_points(t, n, 0) == (size_t)(span[1] - span[0]);
+	free(span);
+	return yes;
+}
+
+/* the group held (if any) as one record on b: the first window's
+ * fields but the window's own (its text too when a slice) */
 static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
 {
-	static const char *const drop[] = {
+	static const char *const drop[] = { "text",
 		"chunk", "chunks", "span", "input_ids", "token_type_ids",
 		"tokens", "offsets", "prompt_length", "embedding",
 		"embedding_b64", NULL };
@@ -522,7 +541,7 @@ static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
 			return emb_err_set(err, "the mean embedding of %s %.*s is not finite",
 			                   g->field, (int)(g->keylen > 64 ? 64 : g->keylen),
 			                   g->key);
-	emb_out_begin(b, g->first, drop);
+	emb_out_begin(b, g->first, slice_text(g->first) ? drop : drop + 1);
 	emb_out_int(b, "chunks", (long long)g->count);
 	emb_out_floats(b, "embedding", g->sum, (size_t)g->dim, b64);
 	emb_out_end(b);
