@@ -55,7 +55,8 @@ static const char usage[] =
 "  --max-length N, --no-truncate, --prompt STR, --prompt-name NAME,\n"
 "  --no-prompt, --tokens, --raw (input lines are plain text)\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_POOL = 1, O_NORM, O_NONORM, O_DIM, O_THREADS, O_BATCH, O_TOPK,
        O_TERMS, O_WEIGHTS, O_ACT };

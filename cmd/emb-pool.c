@@ -35,7 +35,8 @@ static const char usage[] =
 "                     chunks (how many); the run's first record's fields\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN, O_GROUP };
 

@@ -46,7 +46,8 @@ static const char usage[] =
 "                       query's prompt_length)\n"
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
 "  --drop LIST, --progress,\n""  --no-progress, -h/--help, --version\n"
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_ACT = 1, O_TOPK, O_RETDOCS, O_LABEL, O_LOGITS, O_THREADS, O_BATCH,
        O_MAXSIM, O_QUERY, O_SKIPSPECIAL, O_SKIPPREFIX, O_TEXTS };

@@ -36,7 +36,8 @@ static const char usage[] =
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
 "  --drop LIST, --progress, --no-progress, -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 index load or build error,\n"
-"4 write error.\n";
+"4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_INDEX = 1, O_TOPK, O_SCORE, O_THRESHOLD, O_SEARCH, O_RESCORE,
        O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION, O_BESTPER };

@@ -31,7 +31,8 @@ static const char usage[] =
 "                     sequence; [0,0] for special tokens)\n"
 "  --raw              input lines are plain text, read as {\"text\": LINE}\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 typedef struct ctx {
 	emb_cli cli;

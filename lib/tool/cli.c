@@ -871,7 +871,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				fputs("\r\033[K", stderr);
 			c->progress_shown = 0;
 			fprintf(stderr, "%s: error: %s\n", c->prog, err.msg);
-			c->status = EMB_EXIT_RECORD;
+			c->input_failed = 1;
 			if (c->strict)
 				stop = 1;
 			continue;
@@ -998,7 +998,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	c->fields = NULL;
 	emb_chunker_free(c->chunker);
 	c->chunker = NULL;
-	return c->status;
+	return c->input_failed ? EMB_EXIT_INPUT : c->status;
 }
 
 /* ------------------------------------------------------------------ */

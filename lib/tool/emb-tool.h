@@ -105,6 +105,7 @@ typedef struct emb_cli {
 	struct emb_fields *fields;
 	/* run state */
 	int status;
+	int input_failed;       /* an operand could not be read: exit 5 */
 	uint64_t records, tokens_done;
 	double t0, t_last;
 	uint64_t bytes_before, bytes_total;

@@ -78,16 +78,21 @@ emb-tokenize -m "$M" --strict --errors=emit "$T/in.jsonl" > "$T/out" 2> /dev/nul
 t_lines "--strict --errors=emit: the error record too" 2 "$T/out"
 
 # several files: line numbers restart, names change; a missing file is
-# reported and the others are still read
+# reported and the others are still read, and the exit status says so
+# (5, before the bad records' 1)
 printf '{"text":"x"}\n{"nope":1}\n' > "$T/b.jsonl"
 emb-tokenize -m "$M" "$T/b.jsonl" "$T/missing.jsonl" "$T/b.jsonl" > "$T/out" 2> "$T/err"; s=$?
-t_eq "several files: exit 1" "$s" 1
+t_eq "several files, one missing: exit 5" "$s" 5
 t_lines "several files: good records of each" 2 "$T/out"
 t_grep "missing file reported" "^emb-tokenize: error: $T/missing.jsonl: No such file or directory" "$T/err"
 t_eq "line numbers per file" "$(grep -c "(at $T/b.jsonl:2)" "$T/err")" 2
 emb-tokenize -m "$M" "$T" < /dev/null > /dev/null 2> "$T/err"; s=$?
-t_eq "a directory operand: exit 1" "$s" 1
+t_eq "a directory operand: exit 5" "$s" 5
 t_grep "a directory operand: named" "^emb-tokenize: error: $T: Is a directory" "$T/err"
+emb-tokenize -m "$M" "$T/missing.jsonl" < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "a missing operand alone: exit 5, not 1 (bad records)" "$s" 5
+emb-tokenize -m "$M" "$T/b.jsonl" > /dev/null 2> /dev/null; s=$?
+t_eq "bad records but every file read: exit 1" "$s" 1
 
 # emb-pool's own fields
 {
