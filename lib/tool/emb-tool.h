@@ -418,6 +418,9 @@ typedef struct emb_validate_opts {
 	size_t max_diag;        /* per field and kind (default 5) */
 	int golden_only;        /* input records without a golden partner
 	                           are counted, not a failure */
+	int input_only;         /* golden records without an input partner
+	                           are counted, not a failure (an input of
+	                           some of the golden's records) */
 	int skip_errors;        /* input records with an "error" member are
 	                           left out and counted, not a failure */
 	int strict;             /* emb_validate_files: stop reading at the

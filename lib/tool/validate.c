@@ -1324,6 +1324,14 @@ int emb_validate_finish(emb_validate *v, FILE *out)
 			         r->missing_golden);
 		r->missing_golden = 0;
 	}
+	if (r->missing_input && v->o.input_only) {
+		/* only the records the input holds are compared */
+		if (!v->o.quiet)
+			out_line(v, out, "records: %zu golden records not in the "
+			         "input, not compared (--input-only)",
+			         r->missing_input);
+		r->missing_input = 0;
+	}
 	if (v->skipped && !v->o.quiet)
 		out_line(v, out, "records: %zu error records skipped "
 		         "(--errors=skip)", v->skipped);
