@@ -723,6 +723,17 @@ static int warn(emb_cli *c, emb_cli_rec *r)
 	return c->strict;
 }
 
+/* 1 when LINE (the first of a file) cannot be a JSON object: its first
+ * non-blank character is not '{' (plain text given as JSON Lines) */
+static int not_json(const char *line, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	return i < len && line[i] != '{';
+}
+
 typedef struct batch {
 	emb_cli_rec **s;        /* slots; first n in use */
 	int n, cap;
@@ -880,7 +891,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			const char *line;
 			size_t len;
 			emb_cli_rec *r;
-			int rc;
+			int rc, plain = 0;
 
 			/* the producer is slow: run what we have before waiting */
 			if (b.n > 0 && !emb_reader_pending(rd)) {
@@ -905,6 +916,13 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (rc < 0) {
 				r->bad = 1;
 				r->parsed = rc == -2;   /* a window's document */
+			} else if (!c->chunker && !c->raw && r->lineno == 1 &&
+			           (plain = not_json(line, len))) {
+				/* one line for a file of plain text, not one per line */
+				r->bad = 1;
+				emb_err_set(&r->err, "not JSON Lines: the first line does not start with '{', the rest of the file is skipped%s",
+				            c->common & EMB_CLI_RAW ?
+				            " (plain text, one text per line: --raw)" : "");
 			} else if (!c->chunker &&
 			           (c->raw ? emb_record_from_text(r->rec, line, len,
 			                                          &r->err) :
@@ -948,6 +966,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				if (stop)
 					break;
 			}
+			if (plain)
+				break;
 		}
 		if (b.n > 0 && !stop) {
 			stop = flush_all(c, ops, ctx, &b, &out, rd);
