@@ -247,6 +247,10 @@ int main(int argc, char **argv)
 		                         c.precision ? c.precision : EMB_IX_F32,
 		                         c.cli.max_line, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		if (emb_index_count(c.ix) == 0)
+			emb_cli_warn(&c.cli, "%s holds no vectors: %s is an empty index",
+			             c.cli.nfiles ? c.cli.files[0] : "the input",
+			             c.build);
 		if (emb_index_write(c.ix, c.build, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_WRITE, "%s", err.msg);
 		emb_index_free(c.ix);
@@ -262,6 +266,9 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--rescore-with needs --rescore");
 	if (emb_index_open(&c.ix, c.index, c.cli.max_line, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+	if (emb_index_count(c.ix) == 0)
+		emb_cli_warn(&c.cli, "%s holds no documents: every query gets no "
+		             "results", c.index);
 	if (emb_search_new(&c.s, c.ix, &c.so, &err) < 0 ||
 	    (c.best_per && emb_best_per_new(&c.bp, c.ix, &c.so, &err) < 0))
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);

@@ -68,6 +68,17 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	exit(status);
 }
 
+void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", c->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 int emb_cli_parse_int(long long *out, const char *s, long long min,
                       long long max, int suffix)
 {

@@ -183,6 +183,9 @@ void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
  * lines every 10 s); FINAL: always, and ends the line */
 void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* print "PROG: warning: MSG" on stderr */
+void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
