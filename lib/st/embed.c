@@ -178,9 +178,9 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 				            strlen(t->st.prompts[i].name));
 			}
 			emb_buf_add(&b, "", 1);
-			emb_err_set(err, "unknown prompt name '%s' (known: %s)",
+			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
 			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
-			            b.p : "none");
+			            b.p : "none", dir);
 			emb_buf_release(&b);
 			rc = EMB_TEXT_BAD_OPTION;
 			goto fail;

@@ -115,3 +115,9 @@ for p in "emb-tokenize -m $MX" "emb-encode -m $MX" "emb-rerank -m $CX"; do
 	echo '{"text":"hi"}' | $p --max-length 512 > /dev/null 2>&1; s=$?
 	t_eq "$n --max-length 512 (the limit): accepted" "$s" 0
 done
+
+# --prompt-name on a model without that prompt: the file that holds the
+# prompts is named
+echo '{"text":"hi"}' | emb-tokenize -m "$MX" --prompt-name query > /dev/null 2> "$T/err"; s=$?
+t_eq "--prompt-name query on minilm-l6: usage error" "$s" 2
+t_grep "--prompt-name query: names config_sentence_transformers.json" "unknown prompt name 'query' (known: .*; the prompts of .*/config_sentence_transformers.json)" "$T/err"
