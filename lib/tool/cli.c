@@ -43,13 +43,20 @@ static double now(void);
 /* ------------------------------------------------------------------ */
 /* messages and exits                                                  */
 
+/* "PROG: KIND: MSG" on stderr, without the newline */
+static void vsay(const emb_cli *c, const char *kind, const char *fmt,
+                 va_list ap)
+{
+	fprintf(stderr, "%s: %s: ", c->prog, kind);
+	vfprintf(stderr, fmt, ap);
+}
+
 void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: error: ", c->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(c, "error", fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
 	exit(EMB_EXIT_USAGE);
@@ -72,9 +79,8 @@ void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: warning: ", c->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(c, "warning", fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
