@@ -23,17 +23,23 @@ struct emb_best_per {
 	int kw;
 	emb_hit *hits;          /* (QB, kw) */
 	int *nhits;
+	emb_search *deep;       /* one query over dkw windows (deeper) */
+	int dkw;
+	emb_hit *dhits;         /* (dkw) */
 	uint64_t *set;          /* hashes seen (2^bits slots) */
 	size_t setcap;
 };
 
 #define QB 256
+#define DEEP_MAX (1 << 24)      /* windows of one deeper search at most */
 
 void emb_best_per_free(emb_best_per *b)
 {
 	if (!b)
 		return;
 	emb_search_free(b->s);
+	emb_search_free(b->deep);
+	free(b->dhits);
 	free(b->hits);
 	free(b->nhits);
 	free(b->set);
@@ -91,10 +97,11 @@ static uint64_t hash(const char *s, size_t n)
 	return h | 1;           /* 0: an empty slot */
 }
 
-/* the first window of each id among h (n), at most k into out; 1 when
- * the k are found (or h holds every window: there are no more) */
+/* the first window of each id among h (n, of a search for kw), at most
+ * k into out; 1 when the k are found or h holds every window there is
+ * to find (fewer than kw hits: the index or the threshold ran out) */
 static int fold(emb_best_per *b, emb_hit *out, int *nout, const emb_hit *h,
-                int n, int k)
+                int n, int kw, int k)
 {
 	size_t cap = 1;
 	int found = 0;
@@ -132,36 +139,62 @@ static int fold(emb_best_per *b, emb_hit *out, int *nout, const emb_hit *h,
 		out[found++] = h[i];
 	}
 	*nout = found;
-	return found == k || n < b->kw || (size_t)b->kw >= emb_index_count(b->ix);
+	return found == k || n < kw || (size_t)kw >= emb_index_count(b->ix);
+}
+
+/* one query q whose first kw windows held too few ids: searched alone
+ * with four times as many, until k ids or every window */
+static int deeper(emb_best_per *b, emb_hit *out, int *nout, const float *q,
+                  emb_err *err)
+{
+	long long n = (long long)emb_index_count(b->ix), kw = b->kw;
+	int nd, rc;
+
+	for (;;) {
+		kw = 4 * kw < n ? 4 * kw : n;
+		if (kw > DEEP_MAX)
+			kw = DEEP_MAX;
+		if (kw > b->dkw) {
+			emb_search_opts o = b->o;
+			emb_hit *h;
+			emb_search_free(b->deep);
+			b->deep = NULL;
+			b->dkw = 0;
+			o.k = (int)kw;
+			if (emb_search_new(&b->deep, b->ix, &o, err) < 0)
+				return -1;
+			if (!(h = realloc(b->dhits, (size_t)kw * sizeof(*h))))
+				return emb_err_set(err, "out of memory");
+			b->dhits = h;
+			b->dkw = (int)kw;
+		}
+		emb_search_run(b->deep, b->dhits, &nd, q, 1);
+		rc = fold(b, out, nout, b->dhits, nd, (int)kw, b->o.k);
+		if (rc < 0)
+			return emb_err_set(err, "out of memory");
+		if (rc || kw >= n || kw >= DEEP_MAX)
+			return 0;
+	}
 }
 
 int emb_best_per_run(emb_best_per *b, emb_hit *hits, int *nhits,
                      const float *q, int m, emb_err *err)
 {
 	int dim = emb_index_dim(b->ix), k = b->o.k;
-	size_t n = emb_index_count(b->ix);
 
 	for (int i0 = 0; i0 < m; i0 += QB) {
 		int mm = m - i0 < QB ? m - i0 : QB;
 		emb_search_run(b->s, b->hits, b->nhits, q + (size_t)i0 * dim, mm);
 		for (int i = 0; i < mm; i++) {
-			int rc = fold(b, hits + (size_t)(i0 + i) * k, &nhits[i0 + i],
-			              b->hits + (size_t)i * b->kw, b->nhits[i], k);
+			emb_hit *out = hits + (size_t)(i0 + i) * k;
+			int rc = fold(b, out, &nhits[i0 + i],
+			              b->hits + (size_t)i * b->kw, b->nhits[i], b->kw,
+			              k);
 			if (rc < 0)
 				return emb_err_set(err, "out of memory");
-			if (rc)
-				continue;
-			/* too few ids among the windows: search this query again,
-			 * deeper, and the rest of the batch after it */
-			long long kw = 4LL * b->kw;
-			if (kw > (long long)n || kw > (1 << 24))
-				kw = (long long)n < (1 << 24) ? (long long)n : 1 << 24;
-			if (resize(b, (int)kw, err) < 0)
+			if (!rc && deeper(b, out, &nhits[i0 + i],
+			                  q + (size_t)(i0 + i) * dim, err) < 0)
 				return -1;
-			return emb_best_per_run(b, hits + (size_t)(i0 + i) * k,
-			                        nhits + i0 + i,
-			                        q + (size_t)(i0 + i) * dim,
-			                        m - i0 - i, err);
 		}
 	}
 	return 0;

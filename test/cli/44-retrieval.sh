@@ -107,6 +107,13 @@ t_ok "search --best-per id: the index file and the vectors file agree" cmp -s "$
 # --best-per with k above the documents: every document once
 emb-search --index "$T/windows.idx" -k 50 --best-per id "$T/q.jsonl" > "$T/all"
 t_eq "search -k 50 --best-per id: each of the 6 documents once" "$(grep -o '"chunk"' "$T/all" | wc -l)" 6
+# a document whose windows fill the first 4k places: searched deeper
+# until k ids (12 windows of "a" nearer than "b"'s one, k 2)
+awk 'BEGIN { for (i = 0; i < 12; i++) printf "{\"id\":\"a\",\"chunk\":%d,\"span\":[%d,%d],\"embedding\":[1,%d]}\n", i, i, i + 1, i
+	print "{\"id\":\"b\",\"chunk\":0,\"span\":[0,1],\"embedding\":[-1,0]}" }' > "$T/deep.jsonl"
+echo '{"embedding":[1,0]}' | emb-search --index "$T/deep.jsonl" -k 2 --best-per id > "$T/deep.out"
+t_grep "search --best-per id: past 4k windows of one document, the next one found" \
+	'^{"results":\[{"id":"a","chunk":0,"span":\[0,1\],"score":1},{"id":"b","chunk":0,"span":\[0,1\],"score":-1}\]}$' "$T/deep.out"
 emb-search --index "$T/windows.idx" --best-per title "$T/q.jsonl" > /dev/null 2> "$T/err"; s=$?
 t_eq "search --best-per title: usage error" "$s" 2
 
