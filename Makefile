@@ -25,7 +25,7 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 # object above and its name here (lib/nn/families.h is made from this)
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
-	lib/st/chunk.o lib/st/embed.o
+	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o
@@ -51,11 +51,19 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
-SCRIPT_BINS = cmd/emb-fetch
+SCRIPT_BINS = cmd/emb-fetch cmd/emb-shard cmd/emb-merge
 all: lib/libemb.a $(BINS) $(SCRIPT_BINS) $(TEST_TOOLS)
 
 cmd/emb-fetch: scripts/fetch-model
 	cp -f scripts/fetch-model $@
+	chmod 755 $@
+
+cmd/emb-shard: scripts/emb-shard
+	cp -f scripts/emb-shard $@
+	chmod 755 $@
+
+cmd/emb-merge: scripts/emb-merge
+	cp -f scripts/emb-merge $@
 	chmod 755 $@
 
 config.mk: configure
@@ -129,7 +137,8 @@ distclean: clean
 # lib/emb.h and a pkg-config file written for these directories
 # (pkg-config --cflags --libs emb; --static for libemb.a).
 MAN1 = man/emb-tokenize.1 man/emb-encode.1 man/emb-pool.1 man/emb-validate.1 \
-	man/emb-rerank.1 man/emb-quantize.1 man/emb-search.1 man/emb-fetch.1
+	man/emb-rerank.1 man/emb-quantize.1 man/emb-search.1 man/emb-fetch.1 \
+	man/emb-shard.1 man/emb-merge.1
 MAN7 = man/emb.7
 # batch jobs (emb(7) BATCH JOBS): sh scripts installed beside the filters
 SCRIPTS = scripts/emb-shard scripts/emb-merge

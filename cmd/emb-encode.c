@@ -32,7 +32,12 @@ static const char usage[] =
 "  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
 "  --late             with --pool and --chunk: late chunking, one forward\n"
 "                     pass over the text, each window the mean of its\n"
-"                     token embeddings (then Dense, Normalize)\n"
+"                     token embeddings (then Dense, Normalize); reads up\n"
+"                     to the model's positions (not max_seq_length) unless\n"
+"                     --max-length; a cut document is a warning\n"
+"  --window-text slice|full|none\n"
+"                     a window's text: its own slice (default), the whole\n"
+"                     document's, or none (its span only)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
 "  --batch-tokens N   tokens per forward pass (default 8192)\n"
 "  --weights int8     quantize the linear weights to int8 at load (W8)\n"
@@ -50,7 +55,8 @@ static const char usage[] =
 "  --max-length N, --no-truncate, --prompt STR, --prompt-name NAME,\n"
 "  --no-prompt, --tokens, --raw (input lines are plain text)\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_POOL = 1, O_NORM, O_NONORM, O_DIM, O_THREADS, O_BATCH, O_TOPK,
        O_TERMS, O_WEIGHTS, O_ACT };
@@ -157,7 +163,7 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 
 	if (c->cli.late)
 		return emb_late_emit(b, &c->late, r->rec, o->ids, o->n, o->v,
-		                     c->e.hidden, c->cli.b64, err);
+		                     c->e.hidden, c->cli.b64, &r->warn, err);
 	return emb_encoder_emit(&c->e, b, r->rec, o, err);
 }
 

@@ -26,13 +26,17 @@ static const char usage[] =
 "                     their token embeddings (then Dense, Normalize), with\n"
 "                     chunk, chunks and span ([start,end) code points)\n"
 "  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
+"  --window-text slice|full|none\n"
+"                     a window's text: its own slice (default), the whole\n"
+"                     document's, or none (its span only)\n"
 "  --group-by FIELD   read embedding instead: one record per run of\n"
 "                     consecutive records with the same FIELD (e.g. id),\n"
 "                     the mean of their embeddings, L2-normalized, and\n"
 "                     chunks (how many); the run's first record's fields\n"
 "  --b64              write embedding_b64 (base64 of little-endian float32)\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model config, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_MODE = 1, O_NORM, O_NONORM, O_DIM, O_LN, O_GROUP };
 
@@ -135,7 +139,8 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	out *o = r->user;
 
 	if (c->cli.late)
-		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64, err);
+		return emb_late_emit_record(b, &c->late, r->rec, c->cli.b64,
+		                            &r->warn, err);
 	if (c->group_by)
 		return emb_group_add(&c->group, b, r->rec, c->cli.b64, err);
 	emb_out_begin(b, r->rec, drop);

@@ -40,7 +40,8 @@ static const char usage[] =
 "  --drop LIST, --progress, --no-progress, --b64 (with --unpack), -h/--help,\n"
 "  --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model, checkpoint or ranges\n"
-"(--ranges, --save-ranges, the stdin spool in TMPDIR), 4 stdout write error.\n";
+"(--ranges, --save-ranges, the stdin spool in TMPDIR), 4 stdout write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_VECTORS = 1, O_RANGES, O_SAVE, O_KEEP, O_UNPACK, O_OUTPUT,
        O_WEIGHTS, O_FORCE };

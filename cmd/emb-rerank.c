@@ -8,7 +8,12 @@ static const char usage[] =
 "       emb-rerank --maxsim --query QFILE [options] [FILE...]\n"
 "Cross-encoder (a *ForSequenceClassification model) over each JSON line:\n"
 "  {\"query\": Q, \"documents\": [D...]}  adds results: [{\"index\", \"score\"}]\n"
-"                       sorted best first (score of label --label)\n"
+"                       sorted best first (score of label --label); a\n"
+"                       document is a string or an object {\"text\", ...}\n"
+"                       whose other members (\"id\"...) go into its result\n"
+"  {\"text\": Q, \"results\": [{\"id\"...}...]}  emb-search's output, with\n"
+"                       --texts: its results reranked, their texts looked\n"
+"                       up by id (a window's: the slice its span says)\n"
 "  {\"text\": A, \"text_pair\": B}        adds scores: one per label (input_ids\n"
 "                       and token_type_ids are used instead when present)\n"
 "  -m, --model MODEL    model directory or ORG/NAME[@REV]\n"
@@ -18,6 +23,8 @@ static const char usage[] =
 "                       emb-rerank(1): the declared activation_fn, else\n"
 "                       sigmoid for one label and none for several)\n"
 "  --top-k K            keep the K best results\n"
+"  --texts FILE         JSONL records {\"id\", \"text\"}: the documents of\n"
+"                       emb-search results records\n"
 "  --return-documents   add \"document\" to every result\n"
 "  --label N            label ranked in query mode (default 0)\n"
 "  --logits             also write the raw logits (pair records)\n"
@@ -39,10 +46,11 @@ static const char usage[] =
 "                       query's prompt_length)\n"
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
 "  --drop LIST, --progress,\n""  --no-progress, -h/--help, --version\n"
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_ACT = 1, O_TOPK, O_RETDOCS, O_LABEL, O_LOGITS, O_THREADS, O_BATCH,
-       O_MAXSIM, O_QUERY, O_SKIPSPECIAL, O_SKIPPREFIX };
+       O_MAXSIM, O_QUERY, O_SKIPSPECIAL, O_SKIPPREFIX, O_TEXTS };
 
 static const emb_cli_opt opts[] = {
 	{ "activation", 0, EMB_ARG_REQUIRED, O_ACT },
@@ -56,6 +64,7 @@ static const emb_cli_opt opts[] = {
 	{ "query", 0, EMB_ARG_REQUIRED, O_QUERY },
 	{ "skip-special", 0, EMB_ARG_NONE, O_SKIPSPECIAL },
 	{ "skip-prefix", 0, EMB_ARG_OPTIONAL, O_SKIPPREFIX },
+	{ "texts", 0, EMB_ARG_REQUIRED, O_TEXTS },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -76,6 +85,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 			                   "not '%s'", arg);
 		return 0;
 	case O_RETDOCS: c->return_docs = 1; return 0;
+	case O_TEXTS: c->texts_file = arg; return 0;
 	case O_LABEL:
 		if (emb_cli_parse_int(&v, arg, 0, 1 << 20, 0) < 0)
 			return emb_err_set(err, "--label must be an integer >= 0, "

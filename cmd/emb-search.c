@@ -12,7 +12,8 @@ static const char usage[] =
 "Search: reads query records with embedding (or embedding_b64, or the int8,\n"
 "uint8, binary or ubinary field of emb-quantize) from each JSON line and\n"
 "adds results: [{\"id\": ID, \"score\": S}, ...], best first; ties go to the\n"
-"document that comes first in the index.\n"
+"document that comes first in the index.  A window of a long document\n"
+"(emb-encode with windows) is found as {\"id\", \"chunk\", \"span\", \"score\"}.\n"
 "  --index INDEX      an index file (emb-search --build) or a vectors JSONL\n"
 "                     file (records with embedding and id)\n"
 "  -k, --top-k K      results per query (default 10)\n"
@@ -23,6 +24,8 @@ static const char usage[] =
 "  --rescore M        score the best K x M candidates again with a more\n"
 "                     precise matrix of the index\n"
 "  --rescore-with PREC  that matrix (default: the most precise held)\n"
+"  --best-per id      the K best documents, not windows: each id once, ranked\n"
+"                     by its best window (max), given as that window\n"
 "  --keep             keep the query's vector fields (default: dropped)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
 "Build: reads vectors JSONL records (embedding or embedding_b64, and id:\n"
@@ -30,13 +33,14 @@ static const char usage[] =
 "  --build OUT        write the index to OUT\n"
 "  --precision LIST   matrices to store, from f32, f16, int8, binary\n"
 "                     (default f32); int8 ranges come from the input\n"
-"Common: --errors=skip|emit, --strict, --max-line BYTES, --progress,\n"
-"  --no-progress, -h/--help, --version\n"
+"Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
+"  --drop LIST, --progress, --no-progress, -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 index load or build error,\n"
-"4 write error.\n";
+"4 write error,\n"
+"5 an input file could not be read.\n";
 
 enum { O_INDEX = 1, O_TOPK, O_SCORE, O_THRESHOLD, O_SEARCH, O_RESCORE,
-       O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION };
+       O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION, O_BESTPER };
 
 static const emb_cli_opt opts[] = {
 	{ "index", 0, EMB_ARG_REQUIRED, O_INDEX },
@@ -50,6 +54,7 @@ static const emb_cli_opt opts[] = {
 	{ "threads", 'j', EMB_ARG_REQUIRED, O_THREADS },
 	{ "build", 0, EMB_ARG_REQUIRED, O_BUILD },
 	{ "precision", 0, EMB_ARG_REQUIRED, O_PRECISION },
+	{ "best-per", 0, EMB_ARG_REQUIRED, O_BESTPER },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -57,10 +62,11 @@ typedef struct ctx {
 	emb_cli cli;
 	const char *index, *build;
 	unsigned precision;
-	int keep;
+	int keep, best_per;
 	emb_search_opts so;
 	emb_index *ix;
 	emb_search *s;
+	emb_best_per *bp;       /* --best-per id */
 	float *q;               /* (batch, dim) */
 	emb_hit *hits;          /* (batch, k) */
 	int *nhits;
@@ -125,6 +131,12 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		c->so.rescore = (int)v;
 		return 0;
 	case O_KEEP: c->keep = 1; return 0;
+	case O_BESTPER:
+		if (strcmp(arg, "id"))
+			return emb_err_set(err, "--best-per: '%s' is not 'id' (the "
+			                   "one field an index holds)", arg);
+		c->best_per = 1;
+		return 0;
 	case O_THREADS:
 		if (emb_cli_parse_int(&v, arg, 1, 4096, 0) < 0)
 			return emb_err_set(err, "-j must be a positive integer, not "
@@ -166,13 +178,17 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 	ctx *c = vc;
 	int dim = emb_index_dim(c->ix);
 
-	(void)err;
 	if (emb_index_count(c->ix) == 0)
 		return 0;
 	for (int i = 0; i < n; i++)
 		memcpy(c->q + (size_t)i * dim, ((item *)rs[i]->user)->v,
 		       (size_t)dim * sizeof(float));
-	emb_search_run(c->s, c->hits, c->nhits, c->q, n);
+	if (c->bp) {
+		if (emb_best_per_run(c->bp, c->hits, c->nhits, c->q, n, err) < 0)
+			return -1;
+	} else {
+		emb_search_run(c->s, c->hits, c->nhits, c->q, n);
+	}
 	for (int i = 0; i < n; i++) {
 		item *it = rs[i]->user;
 		it->n = c->nhits[i];
@@ -225,10 +241,16 @@ int main(int argc, char **argv)
 			emb_cli_usage_error(&c.cli, "give --index or --build, not both");
 		if (c.cli.nfiles > 1)
 			emb_cli_usage_error(&c.cli, "--build reads one FILE (or stdin)");
+		if (c.best_per)
+			emb_cli_usage_error(&c.cli, "--best-per goes with --index");
 		if (emb_index_from_jsonl(&c.ix, c.cli.nfiles ? c.cli.files[0] : NULL,
 		                         c.precision ? c.precision : EMB_IX_F32,
 		                         c.cli.max_line, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		if (emb_index_count(c.ix) == 0)
+			emb_cli_warn(&c.cli, "%s holds no vectors: %s is an empty index",
+			             c.cli.nfiles ? c.cli.files[0] : "the input",
+			             c.build);
 		if (emb_index_write(c.ix, c.build, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_WRITE, "%s", err.msg);
 		emb_index_free(c.ix);
@@ -244,7 +266,11 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--rescore-with needs --rescore");
 	if (emb_index_open(&c.ix, c.index, c.cli.max_line, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-	if (emb_search_new(&c.s, c.ix, &c.so, &err) < 0)
+	if (emb_index_count(c.ix) == 0)
+		emb_cli_warn(&c.cli, "%s holds no documents: every query gets no "
+		             "results", c.index);
+	if (emb_search_new(&c.s, c.ix, &c.so, &err) < 0 ||
+	    (c.best_per && emb_best_per_new(&c.bp, c.ix, &c.so, &err) < 0))
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (!(c.q = malloc(((size_t)ops.batch_max + 1) *
 	                   ((size_t)emb_index_dim(c.ix) + 1) * sizeof(float))) ||
@@ -254,6 +280,7 @@ int main(int argc, char **argv)
 	emb_buf_init(&c.res);
 	status = emb_cli_run(&c.cli, &ops, &c);
 	emb_buf_release(&c.res);
+	emb_best_per_free(c.bp);
 	emb_search_free(c.s);
 	emb_index_free(c.ix);
 	free(c.q);

@@ -23,12 +23,16 @@ static const char usage[] =
 "                     and span ([start,end) code points of text); nothing\n"
 "                     is truncated; pairs are an error\n"
 "  --overlap K        windows overlap by K tokens (0 <= K < W; default 0)\n"
+"  --window-text slice|full|none\n"
+"                     a window's text: its own slice (default), the whole\n"
+"                     document's, or none (its span only)\n"
 "  --offsets          also write offsets: [start,end) of each token in\n"
 "                     code points of its text (text_pair for the second\n"
 "                     sequence; [0,0] for special tokens)\n"
 "  --raw              input lines are plain text, read as {\"text\": LINE}\n"
 EMB_CLI_USAGE_COMMON
-"Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error.\n";
+"Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error,\n"
+"5 an input file could not be read.\n";
 
 typedef struct ctx {
 	emb_cli cli;

@@ -25,6 +25,8 @@ static const char usage_head[] =
 "  --field NAME      compare only this field (repeatable)\n"
 "  --golden-only     compare only the records GOLDEN holds: input records\n"
 "                    without a golden partner are counted, not a failure\n"
+"  --input-only      compare only the records INPUT holds: golden records\n"
+"                    without an input partner are counted, not a failure\n"
 "  --quiet           print only what fails\n"
 "  --manifest FILE   run the parity cases of a YAML manifest\n"
 "  --case NAME       with --manifest: run only this case (repeatable)\n"
@@ -51,7 +53,7 @@ static const char usage_tail[] =
 "      3 unreadable file or malformed manifest, 4 write error\n";
 
 enum { O_ATOL = 1, O_MINCOS, O_TOL, O_FIELD, O_QUIET, O_MANIFEST, O_CASE,
-       O_KEEP, O_TRUSTED, O_GOLDEN_ONLY };
+       O_KEEP, O_TRUSTED, O_GOLDEN_ONLY, O_INPUT_ONLY };
 
 static const emb_cli_opt opts[] = {
 	{ "atol", 0, EMB_ARG_REQUIRED, O_ATOL },
@@ -64,6 +66,7 @@ static const emb_cli_opt opts[] = {
 	{ "keep", 0, EMB_ARG_REQUIRED, O_KEEP },
 	{ "trusted", 0, EMB_ARG_NONE, O_TRUSTED },
 	{ "golden-only", 0, EMB_ARG_NONE, O_GOLDEN_ONLY },
+	{ "input-only", 0, EMB_ARG_NONE, O_INPUT_ONLY },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -137,6 +140,7 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 	case O_KEEP: c->mo.keep_dir = arg; return 0;
 	case O_TRUSTED: c->mo.trusted = 1; return 0;
 	case O_GOLDEN_ONLY: c->vo.golden_only = 1; return 0;
+	case O_INPUT_ONLY: c->vo.input_only = 1; return 0;
 	}
 	return -1;
 }
@@ -216,10 +220,11 @@ int main(int argc, char **argv)
 		if (c.cli.nfiles)
 			emb_cli_usage_error(&c.cli, "unexpected operand '%s' with --manifest",
 			                    c.cli.files[0]);
-		if (c.cmp_opts || c.vo.golden_only || c.vo.skip_errors)
+		if (c.cmp_opts || c.vo.golden_only || c.vo.input_only ||
+		    c.vo.skip_errors)
 			emb_cli_usage_error(&c.cli, "--atol, --min-cos, --tol, --field, "
-			                    "--golden-only and --errors do not apply to "
-			                    "--manifest (set them per case)");
+			                    "--golden-only, --input-only and --errors do "
+			                    "not apply to --manifest (set them per case)");
 		bindir = self_dir(argv[0]);
 		c.mo.bindir = bindir;
 		c.mo.cases = c.ncases ? c.cases : NULL;

@@ -40,6 +40,8 @@ enum {
 	EMB_EXIT_USAGE = 2,  /* bad command line */
 	EMB_EXIT_MODEL = 3,  /* model/tokenizer/manifest could not be loaded */
 	EMB_EXIT_WRITE = 4,  /* writing stdout failed */
+	EMB_EXIT_INPUT = 5,  /* an input file could not be read (missing,
+	                        unreadable, a directory); before 1 */
 };
 
 #endif /* EMB_BASE_H */

@@ -105,6 +105,24 @@ int emb_default_max_length(const char *dir, const emb_st_config *st,
 	return (int)max;
 }
 
+/* the positions DIR/config.json gives its family (as the model loader
+ * reads them), 0 when there is no such config */
+static int config_positions(const char *dir)
+{
+	char path[4096];
+	json_t *ints;
+	int n;
+
+	if (snprintf(path, sizeof(path), "%s/config.json", dir) >= (int)sizeof(path) ||
+	    access(path, F_OK) != 0)
+		return 0;
+	ints = emb_json_file_load(dir, path, (size_t)16 << 20,
+	                          JSON_REJECT_DUPLICATES, NULL);
+	n = emb_model_config_positions(ints);
+	json_decref(ints);
+	return n > 0 ? n : 0;
+}
+
 int emb_text_tok_init(emb_text_tok *t, const char *dir,
                       const emb_text_opts *o, int model_max, emb_err *err)
 {
@@ -121,6 +139,10 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 	if (emb_tokenizer_load(&t->tok, dir, err) < 0)
 		goto fail;
 	t->lower = t->st.do_lower_case;
+	/* without the model loaded (emb-tokenize): the limit its config
+	 * says, so that every tool takes the same --max-length */
+	if (model_max <= 0)
+		model_max = config_positions(dir);
 	if (o->no_truncate) {
 		max = 0;
 	} else if (o->max_length > 0) {
@@ -156,9 +178,9 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 				            strlen(t->st.prompts[i].name));
 			}
 			emb_buf_add(&b, "", 1);
-			emb_err_set(err, "unknown prompt name '%s' (known: %s)",
+			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
 			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
-			            b.p : "none");
+			            b.p : "none", dir);
 			emb_buf_release(&b);
 			rc = EMB_TEXT_BAD_OPTION;
 			goto fail;

@@ -239,6 +239,14 @@ int emb_out_ranking(emb_buf *b, const char *key, const float *scores,
                     size_t n, size_t top_k, const char *const *docs,
                     emb_err *err)
 {
+	return emb_out_ranking_members(b, key, scores, n, top_k, docs, NULL,
+	                               err);
+}
+
+int emb_out_ranking_members(emb_buf *b, const char *key, const float *scores,
+                            size_t n, size_t top_k, const char *const *docs,
+                            const char *const *members, emb_err *err)
+{
 	int *order = malloc((n ? n : 1) * sizeof(int));
 	size_t keep = top_k && top_k < n ? top_k : n;
 	emb_buf j;
@@ -250,9 +258,15 @@ int emb_out_ranking(emb_buf *b, const char *key, const float *scores,
 	emb_buf_init(&j);
 	emb_buf_add(&j, "[", 1);
 	for (size_t i = 0; i < keep; i++) {
-		int k = snprintf(num, sizeof(num), "%s{\"index\":%d,\"score\":",
+		const char *m = members ? members[order[i]] : NULL;
+		int k = snprintf(num, sizeof(num), "%s{\"index\":%d,",
 		                 i ? "," : "", order[i]);
 		emb_buf_add(&j, num, (size_t)k);
+		if (m && *m) {
+			emb_buf_add(&j, m, strlen(m));
+			emb_buf_add(&j, ",", 1);
+		}
+		emb_buf_add(&j, "\"score\":", 8);
 		emb_buf_add(&j, num, emb_fmt_f32(num, scores[order[i]]));
 		if (docs) {
 			emb_buf_add(&j, ",\"document\":", 12);

@@ -48,6 +48,9 @@ struct emb_index {
 	const float *norm[4];   /* per precision bit index: L2 norms (n) */
 	const char *ids;        /* concatenated raw JSON ids */
 	const int64_t *idoff;   /* (n + 1) */
+	const int64_t *win;     /* (n, 3): chunk, span start, span end of
+	                           window records (chunk -1: not a window);
+	                           NULL: no window in the index */
 	/* owned buffers when built in memory */
 	void *own[16];
 };
@@ -97,6 +100,17 @@ const char *emb_index_id(const emb_index *ix, size_t i, size_t *len)
 {
 	*len = (size_t)(ix->idoff[i + 1] - ix->idoff[i]);
 	return ix->ids + ix->idoff[i];
+}
+
+int emb_index_window(const emb_index *ix, size_t i, long long *chunk,
+                     long long span[2])
+{
+	if (!ix->win || ix->win[3 * i] < 0)
+		return 0;
+	*chunk = ix->win[3 * i];
+	span[0] = ix->win[3 * i + 1];
+	span[1] = ix->win[3 * i + 2];
+	return 1;
 }
 
 void emb_index_free(emb_index *ix)
@@ -292,6 +306,43 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* a window record's chunk and span (emb-encode --chunk) into w (3);
+ * chunk -1 for a record that is not a window */
+static int window_of(int64_t *w, const emb_record *rec, emb_err *err)
+{
+	size_t rlen, n = 0;
+	const char *raw = emb_record_raw(rec, "chunk", &rlen);
+	int32_t *span = NULL;
+	char num[24], *end;
+	long long c;
+
+	w[0] = -1;
+	w[1] = w[2] = 0;
+	if (!raw)
+		return 0;
+	if (rlen >= sizeof(num))
+		rlen = sizeof(num) - 1;
+	memcpy(num, raw, rlen);
+	num[rlen] = 0;
+	errno = 0;
+	c = strtoll(num, &end, 10);
+	if (end == num || *end || errno || c < 0 || c >= INT32_MAX)
+		return emb_err_set(err, "field 'chunk' must be a window number (a non-negative integer)");
+	if (emb_record_has(rec, "span")) {
+		if (emb_record_get_int32s(rec, "span", &span, &n, err) < 0)
+			return -1;
+		if (n != 2 || span[0] < 0 || span[1] < span[0]) {
+			free(span);
+			return emb_err_set(err, "field 'span' must be [start, end] of the window");
+		}
+		w[1] = span[0];
+		w[2] = span[1];
+		free(span);
+	}
+	w[0] = c;
+	return 0;
+}
+
 int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
                          size_t max_line, emb_err *err)
 {
@@ -300,8 +351,9 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 	emb_record *rec = emb_record_new();
 	float *v = NULL;
 	char *ids = NULL;
-	int64_t *off = NULL;
-	size_t vcap = 0, icap = 0, ocap = 0, ilen = 0;
+	int64_t *off = NULL, *win = NULL;
+	size_t vcap = 0, icap = 0, ocap = 0, ilen = 0, wcap = 0;
+	int wins = 0;
 	const char *line;
 	size_t len;
 	int rc;
@@ -360,7 +412,20 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 			goto nomem;
 		memcpy(ids + ilen, id, idlen);
 		ilen += idlen;
+		if (grow((void **)&win, &wcap, 3 * (ix->n + 1), sizeof(*win)) < 0)
+			goto nomem;
+		if (window_of(win + 3 * ix->n, rec, &e) < 0) {
+			emb_err_set(err, "%s:%zu: %s", emb_reader_name(rd),
+			            emb_reader_lineno(rd), e.msg);
+			goto fail;
+		}
+		wins |= win[3 * ix->n] >= 0;
 		off[++ix->n] = (int64_t)ilen;
+	}
+	if (wins) {
+		ix->win = win;
+		ix->own[15] = win;
+		win = NULL;
 	}
 	if (!ids && !(ids = malloc(1)))
 		goto nomem;
@@ -373,6 +438,7 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 	if (build_matrices(ix, v, precs, err) < 0)
 		goto fail;
 	free(v);
+	free(win);
 	emb_reader_free(rd);
 	emb_record_free(rec);
 	*out = ix;
@@ -383,6 +449,7 @@ fail:
 	free(v);
 	free(ids);
 	free(off);
+	free(win);
 	emb_reader_free(rd);
 	emb_record_free(rec);
 	emb_index_free(ix);
@@ -403,7 +470,7 @@ typedef struct wtensor {
 
 int emb_index_write(const emb_index *ix, const char *path, emb_err *err)
 {
-	wtensor t[12];
+	wtensor t[13];
 	int nt = 0, dim = ix->dim;
 	size_t n = ix->n, np = panels(n), nb = (n + 7) / 8;
 	size_t pn = dim ? np * EMB_PANEL * (size_t)dim : 0;
@@ -418,6 +485,9 @@ int emb_index_write(const emb_index *ix, const char *path, emb_err *err)
 	/* 8-byte types first, then 4, 2 and 1: every tensor aligned */
 	t[nt++] = (wtensor){ "ids.offsets", "I64", 1, { (long long)n + 1 },
 	                     ix->idoff, (n + 1) * 8 };
+	if (ix->win)
+		t[nt++] = (wtensor){ "windows", "I64", 2, { (long long)n, 3 },
+		                     ix->win, n * 3 * 8 };
 	if (ix->bin)
 		t[nt++] = (wtensor){ "binary", "U8", 3,
 		                     { (long long)nb, ix->words, 64 }, ix->bin,
@@ -620,6 +690,23 @@ static int open_file(emb_index *ix, emb_err *err)
 	return 0;
 }
 
+/* the optional tensor 'windows' (n, 3) of an index file */
+static int open_windows(emb_index *ix, emb_err *err)
+{
+	int bad = 0;
+
+	ix->win = want(ix, "windows", EMB_DT_I64, 2, (int64_t)ix->n, 3, 0, &bad,
+	               err);
+	if (bad)
+		return -1;
+	for (size_t i = 0; ix->win && i < ix->n; i++)
+		if (ix->win[3 * i] >= INT32_MAX || ix->win[3 * i + 1] < 0 ||
+		    ix->win[3 * i + 2] < ix->win[3 * i + 1])
+			return emb_err_set(err, "%s: tensor 'windows': row %zu is not a chunk and a span",
+			                   ix->path, i);
+	return 0;
+}
+
 int emb_index_open(emb_index **out, const char *path, size_t max_line,
                    emb_err *err)
 {
@@ -645,7 +732,7 @@ int emb_index_open(emb_index **out, const char *path, size_t max_line,
 		free(ix);
 		return emb_err_set(err, "%s: out of memory", path);
 	}
-	if (open_file(ix, err) < 0) {
+	if (open_file(ix, err) < 0 || open_windows(ix, err) < 0) {
 		emb_index_free(ix);
 		return -1;
 	}
@@ -1266,6 +1353,20 @@ void emb_search_naive(emb_hit *hits, int *nhits, const emb_index *ix,
 	free(all);
 }
 
+/* ,"chunk":C,"span":[S,E] of a window document */
+static void window_json(emb_buf *b, const emb_index *ix, size_t doc)
+{
+	long long c, sp[2];
+	char num[96];
+	int n;
+
+	if (!emb_index_window(ix, doc, &c, sp))
+		return;
+	n = snprintf(num, sizeof(num), ",\"chunk\":%lld,\"span\":[%lld,%lld]",
+	             c, sp[0], sp[1]);
+	emb_buf_add(b, num, (size_t)n);
+}
+
 int emb_search_results_json(emb_buf *b, const emb_index *ix,
                             const emb_hit *hits, int n, emb_err *err)
 {
@@ -1289,6 +1390,7 @@ int emb_search_results_json(emb_buf *b, const emb_index *ix,
 		}
 		emb_buf_add(b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
 		emb_buf_add(b, id, len);
+		window_json(b, ix, hits[i].doc);
 		emb_buf_add(b, ",\"score\":", 9);
 		emb_fmt_f32(num, hits[i].score);
 		emb_buf_add(b, num, strlen(num));

@@ -79,6 +79,13 @@ unsigned emb_index_precisions(const emb_index *ix);
 const char *emb_index_name(const emb_index *ix);  /* borrowed: its path */
 /* raw JSON text of document I's id (borrowed, not NUL-terminated) */
 const char *emb_index_id(const emb_index *ix, size_t i, size_t *len);
+/* 1 when document I is a window of a longer one (a record with "chunk",
+ * from emb-encode --chunk): its chunk and span ([start, end) in code
+ * points of its document's text); 0 otherwise.  The index keeps them
+ * (the optional tensor "windows") and the results carry them, so that a
+ * window's identity is (id, chunk). */
+int emb_index_window(const emb_index *ix, size_t i, long long *chunk,
+                     long long span[2]);
 
 /*
  * The query vector of REC: "embedding" / "embedding_b64", else
@@ -127,12 +134,28 @@ void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
                     const float *q, int m);
 
 /*
- * Append the JSON array [{"id": ID, "score": S}, ...] of hits (n) to b:
+ * Append the JSON array [{"id": ID, "score": S}, ...] of hits (n) to b
+ * (a window's with "chunk" and "span" after its id):
  * ids as the index holds them (checked to be one JSON value: an index
  * file is untrusted input), scores as emb_fmt_f32.  -1 (err) for a bad id.
  */
 int emb_search_results_json(emb_buf *b, const emb_index *ix,
                             const emb_hit *hits, int n, emb_err *err);
+
+/*
+ * Documents rather than windows (lib/st/searchwin.c): the top o->k ids
+ * of an index whose records share ids (the windows of long documents),
+ * each id ranked by its best window and given as that window's hit;
+ * exact (the windows are searched deeper until k distinct ids are
+ * found).  *out: new, emb_best_per_free; IX borrowed.
+ */
+typedef struct emb_best_per emb_best_per;
+int emb_best_per_new(emb_best_per **out, const emb_index *ix,
+                     const emb_search_opts *o, emb_err *err);
+void emb_best_per_free(emb_best_per *b);
+/* q (m, dim) -> hits (m, o->k), nhits (m); -1 (err): out of memory */
+int emb_best_per_run(emb_best_per *b, emb_hit *hits, int *nhits,
+                     const float *q, int m, emb_err *err);
 
 /* the reference the tests hold the fast path to: one query, every
  * document scored one at a time in double precision, sorted */

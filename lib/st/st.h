@@ -83,6 +83,11 @@ void emb_rank_order(int *order, const float *scores, int n);
 int emb_out_ranking(emb_buf *b, const char *key, const float *scores,
                     size_t n, size_t top_k, const char *const *docs,
                     emb_err *err);
+/* the same, each result with members[i] (raw JSON members, "\"id\":7",
+ * borrowed; NULL or "" for none) between its index and its score */
+int emb_out_ranking_members(emb_buf *b, const char *key, const float *scores,
+                            size_t n, size_t top_k, const char *const *docs,
+                            const char *const *members, emb_err *err);
 /*
  * ColBERT late interaction: sum over query rows q (nq, dim) of the max
  * over document rows d (nd, dim) of cos(q_i, d_j).  Rows are normalized

@@ -9,10 +9,14 @@
  * emb_text_tok_record gives emb-tokenize the window's encoding.
  *
  * Late chunking (--chunk W [--overlap K] --late): the command runs the
- * model once over the document (truncated to the model's maximum length
- * as usual) and emb_late_emit writes one record per window of the
- * content that fits, its vector pooled from the token embeddings
- * (emb_chunk_pool).
+ * model once over the document (up to the model's maximum positions,
+ * not max_seq_length, unless --max-length says otherwise) and
+ * emb_late_emit writes one record per window of the content that fits,
+ * its vector pooled from the token embeddings (emb_chunk_pool); what
+ * is cut is said in a warning.
+ *
+ * A window record holds its own slice of the text (span), not the
+ * document's (--window-text=full, none).
  *
  * Pairs (text_pair) are not cut into windows: a record with one is an
  * error.
@@ -33,6 +37,7 @@ struct emb_chunker {
 	emb_chunk_layout lay;
 	size_t prompt_cp;
 	size_t n, next;                 /* windows, the next to hand out */
+	int text;                       /* EMB_WINDOW_TEXT_* */
 	const emb_record *cur;          /* borrowed: the record of window
 	                                   next - 1 (as handed out) */
 	emb_buf line;
@@ -60,6 +65,44 @@ int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
 	emb_buf_init(&c->line);
 	*out = c;
 	return 0;
+}
+
+int emb_window_text_parse(const char *s)
+{
+	return !strcmp(s, "slice") ? EMB_WINDOW_TEXT_SLICE :
+	       !strcmp(s, "full") ? EMB_WINDOW_TEXT_FULL :
+	       !strcmp(s, "none") ? EMB_WINDOW_TEXT_NONE : -1;
+}
+
+void emb_chunker_text(emb_chunker *c, int mode)
+{
+	c->text = mode;
+}
+
+size_t emb_text_cp_offset(const char *s, size_t n, size_t cp)
+{
+	size_t i = 0;
+
+	for (; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && cp-- == 0)
+			return i;
+	return n;
+}
+
+/* a window's "text" after emb_out_begin dropped the document's (MODE
+ * not EMB_WINDOW_TEXT_FULL): the code points SPAN of it, or nothing */
+static void window_text(emb_buf *b, const emb_record *doc,
+                        const size_t span[2], int mode)
+{
+	const char *t;
+	size_t n, a, e;
+
+	if (mode != EMB_WINDOW_TEXT_SLICE ||
+	    emb_record_get_string(doc, "text", &t, &n, NULL) < 0)
+		return;
+	a = emb_text_cp_offset(t, n, span[0]);
+	e = emb_text_cp_offset(t, n, span[1]);
+	emb_out_string(b, "text", t + a, e > a ? e - a : 0);
 }
 
 void emb_chunker_free(emb_chunker *c)
@@ -136,7 +179,7 @@ void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
 static int window_record(emb_chunker *c, emb_record *rec, size_t *len,
                          emb_err *err)
 {
-	static const char *const drop[] = {
+	static const char *const drop[] = { "text",
 		"input_ids", "token_type_ids", "tokens", "truncated",
 		"prompt_length", "offsets", "chunk", "chunks", "span",
 		"token_embeddings", "token_embeddings_b64", NULL };
@@ -150,7 +193,9 @@ static int window_record(emb_chunker *c, emb_record *rec, size_t *len,
 		return -1;
 	emb_chunk_span(span, &c->full, &c->lay, s, e, c->prompt_cp);
 	c->line.len = 0;
-	emb_out_begin(&c->line, c->src, drop);
+	emb_out_begin(&c->line, c->src,
+	              c->text == EMB_WINDOW_TEXT_FULL ? drop + 1 : drop);
+	window_text(&c->line, c->src, span, c->text);
 	emb_out_int(&c->line, "chunk", (long long)c->next);
 	emb_out_int(&c->line, "chunks", (long long)c->n);
 	n = snprintf(js, sizeof(js), "[%zu,%zu]", span[0], span[1]);
@@ -252,6 +297,7 @@ int emb_late_init(emb_late *l, const emb_cli *c, const emb_text_tok *tt,
 	l->tt = tt;
 	l->w = (size_t)c->chunk;
 	l->k = c->overlap > 0 ? (size_t)c->overlap : 0;
+	l->window_text = c->window_text;
 	l->spec = spec;
 	return 0;
 }
@@ -318,9 +364,9 @@ static int late_layout(emb_encoding *full, emb_chunk_layout *lay,
 
 int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
                   const int32_t *ids, size_t n, const float *tok, int d,
-                  int b64, emb_err *err)
+                  int b64, emb_err *warn, emb_err *err)
 {
-	static const char *const drop[] = {
+	static const char *const drop[] = { "text",
 		"input_ids", "token_type_ids", "tokens", "truncated",
 		"prompt_length", "offsets", "chunk", "chunks", "span",
 		"token_embeddings", "token_embeddings_b64", "embedding",
@@ -344,6 +390,10 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 		goto out;
 	}
 	nw = emb_chunk_count(lmax, l->w, l->k);
+	if (lay.len > lmax && warn)
+		emb_err_set(warn, "late chunking: %zu of the %zu tokens of 'text' are past the model's input of %zu and were cut: %zu windows instead of %zu (a larger --max-length, or windows without --late)",
+		            lay.len - lmax, lay.len, n, nw,
+		            emb_chunk_count(lay.len, l->w, l->k));
 	for (j = 0; j < nw; j++) {
 		size_t s, e, span[2];
 		float *v;
@@ -373,7 +423,9 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 			}
 		}
 		emb_chunk_span(span, &full, &lay, s, e, pcp);
-		emb_out_begin(b, rec, drop);
+		emb_out_begin(b, rec, l->window_text == EMB_WINDOW_TEXT_FULL ?
+		                      drop + 1 : drop);
+		window_text(b, rec, span, l->window_text);
 		emb_out_int(b, "chunk", (long long)j);
 		emb_out_int(b, "chunks", (long long)nw);
 		emb_out_json(b, "span", js,
@@ -392,7 +444,7 @@ out:
 }
 
 int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
-                         int b64, emb_err *err)
+                         int b64, emb_err *warn, emb_err *err)
 {
 	float *tok = NULL;
 	int32_t *ids = NULL;
@@ -424,7 +476,7 @@ int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
 		            cols, l->spec->in_dim);
 		goto out;
 	}
-	rc = emb_late_emit(b, l, rec, ids, rows, tok, (int)cols, b64, err);
+	rc = emb_late_emit(b, l, rec, ids, rows, tok, (int)cols, b64, warn, err);
 out:
 	free(tok);
 	free(ids);
@@ -450,10 +502,30 @@ void emb_group_release(emb_group *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/* the group held (if any) as one record on b */
+/* 1 when REC's text is its window's slice (--window-text=slice), not
+ * its document's: as many code points as its span */
+static int slice_text(const emb_record *rec)
+{
+	int32_t *span = NULL;
+	const char *t;
+	size_t n, ns = 0;
+	int yes;
+
+	if (!emb_record_has(rec, "span") ||
+	    emb_record_get_string(rec, "text", &t, &n, NULL) < 0 ||
+	    emb_record_get_int32s(rec, "span", &span, &ns, NULL) < 0)
+		return 0;
+	yes = ns == 2 && span[1] >= span[0] &&
+	      code_points(t, n, 0) == (size_t)(span[1] - span[0]);
+	free(span);
+	return yes;
+}
+
+/* the group held (if any) as one record on b: the first window's
+ * fields but the window's own (its text too when a slice) */
 static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
 {
-	static const char *const drop[] = {
+	static const char *const drop[] = { "text",
 		"chunk", "chunks", "span", "input_ids", "token_type_ids",
 		"tokens", "offsets", "prompt_length", "embedding",
 		"embedding_b64", NULL };
@@ -469,7 +541,7 @@ static int group_write(emb_group *g, emb_buf *b, int b64, emb_err *err)
 			return emb_err_set(err, "the mean embedding of %s %.*s is not finite",
 			                   g->field, (int)(g->keylen > 64 ? 64 : g->keylen),
 			                   g->key);
-	emb_out_begin(b, g->first, drop);
+	emb_out_begin(b, g->first, slice_text(g->first) ? drop : drop + 1);
 	emb_out_int(b, "chunks", (long long)g->count);
 	emb_out_floats(b, "embedding", g->sum, (size_t)g->dim, b64);
 	emb_out_end(b);

@@ -43,13 +43,20 @@ static double now(void);
 /* ------------------------------------------------------------------ */
 /* messages and exits                                                  */
 
+/* "PROG: KIND: MSG" on stderr, without the newline */
+static void vsay(const emb_cli *c, const char *kind, const char *fmt,
+                 va_list ap)
+{
+	fprintf(stderr, "%s: %s: ", c->prog, kind);
+	vfprintf(stderr, fmt, ap);
+}
+
 void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: error: ", c->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(c, "error", fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
 	exit(EMB_EXIT_USAGE);
@@ -66,6 +73,16 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(status);
+}
+
+void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(c, "warning", fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 int emb_cli_parse_int(long long *out, const char *s, long long min,
@@ -130,7 +147,7 @@ enum {
 	K_HELP = 1000, K_VERSION, K_ERRORS, K_STRICT, K_MAXLINE, K_PROGRESS,
 	K_NOPROGRESS, K_RAW, K_B64, K_MODEL, K_MAXLEN, K_NOTRUNC, K_PROMPT,
 	K_PROMPTNAME, K_NOPROMPT, K_TOKENS, K_FIELDS, K_DROP, K_CHUNK, K_OVERLAP,
-	K_LATE, K_COMPUTE,
+	K_LATE, K_COMPUTE, K_WINTEXT,
 };
 
 static const struct copt {
@@ -158,6 +175,7 @@ static const struct copt {
 	{ { "chunk", 0, EMB_ARG_REQUIRED, K_CHUNK }, EMB_CLI_CHUNK },
 	{ { "overlap", 0, EMB_ARG_REQUIRED, K_OVERLAP }, EMB_CLI_CHUNK },
 	{ { "late", 0, EMB_ARG_NONE, K_LATE }, EMB_CLI_LATE },
+	{ { "window-text", 0, EMB_ARG_REQUIRED, K_WINTEXT }, EMB_CLI_CHUNK },
 	{ { "compute", 0, EMB_ARG_REQUIRED, K_COMPUTE }, EMB_CLI_COMPUTE },
 };
 #define NCOMMON (sizeof(common_opts) / sizeof(common_opts[0]))
@@ -263,6 +281,11 @@ static int common_option(emb_cli *c, int key, const char *arg)
 		*(key == K_CHUNK ? &c->chunk : &c->overlap) = v;
 		return 0;
 	case K_LATE: c->late = 1; return 0;
+	case K_WINTEXT:
+		if ((c->window_text = emb_window_text_parse(arg)) < 0)
+			emb_cli_usage_error(c, "--window-text: '%s' is not slice, full or none",
+			                    arg);
+		return 0;
 	case K_COMPUTE:
 		if (strcmp(arg, "fp32") && strcmp(arg, "bf16"))
 			emb_cli_usage_error(c, "--compute: '%s' is not fp32 or bf16",
@@ -321,6 +344,10 @@ static void chunk_options(emb_cli *c)
 	    emb_chunker_new(&c->chunker, c->chunk, c->overlap < 0 ? 0 : c->overlap,
 	                    c->tokens, c->raw, &err) < 0)
 		emb_cli_die(c, EMB_EXIT_USAGE, "%s", err.msg);
+	if (c->window_text && !c->chunk)
+		emb_cli_usage_error(c, "--window-text needs --chunk");
+	if (c->chunker)
+		emb_chunker_text(c->chunker, c->window_text);
 }
 
 void emb_cli_parse(emb_cli *c, int argc, char **argv,
@@ -697,6 +724,33 @@ static void report(emb_cli *c, emb_cli_rec *r, emb_buf *out)
 	}
 }
 
+/* what a record written whole lost (r->warn): a warning, or with
+ * --strict an error that counts in the exit status; 1 then */
+static int warn(emb_cli *c, emb_cli_rec *r)
+{
+	if (c->progress_shown) {
+		fputs("\r\033[K", stderr);
+		c->progress_shown = 0;
+	}
+	fprintf(stderr, "%s: %s (at %s:%zu): %s\n", c->prog,
+	        c->strict ? "error" : "warning", r->file, r->lineno,
+	        r->warn.msg);
+	if (c->strict)
+		c->status = EMB_EXIT_RECORD;
+	return c->strict;
+}
+
+/* 1 when LINE (the first of a file) cannot be a JSON object: its first
+ * non-blank character is not '{' (plain text given as JSON Lines) */
+static int not_json(const char *line, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	return i < len && line[i] != '{';
+}
+
 typedef struct batch {
 	emb_cli_rec **s;        /* slots; first n in use */
 	int n, cap;
@@ -748,6 +802,7 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 		if (!r->bad) {
 			size_t mark = out->len;
 			r->err.msg[0] = 0;
+			r->warn.msg[0] = 0;
 			if (ops->emit(ctx, r, out, &r->err) < 0 ||
 			    (c->fields && emb_fields_apply(c->fields, out, mark,
 			                                   &r->err) < 0)) {
@@ -756,6 +811,10 @@ static int flush(emb_cli *c, const emb_cli_ops *ops, void *ctx, batch *b,
 			} else {
 				c->records++;
 				c->tokens_done += r->cost;
+				if (r->warn.msg[0] && warn(c, r) && c->strict) {
+					write_out(c, out);
+					return 1;
+				}
 			}
 		}
 		if (r->bad) {
@@ -840,7 +899,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				fputs("\r\033[K", stderr);
 			c->progress_shown = 0;
 			fprintf(stderr, "%s: error: %s\n", c->prog, err.msg);
-			c->status = EMB_EXIT_RECORD;
+			c->input_failed = 1;
 			if (c->strict)
 				stop = 1;
 			continue;
@@ -849,7 +908,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			const char *line;
 			size_t len;
 			emb_cli_rec *r;
-			int rc;
+			int rc, plain = 0;
 
 			/* the producer is slow: run what we have before waiting */
 			if (b.n > 0 && !emb_reader_pending(rd)) {
@@ -874,6 +933,13 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (rc < 0) {
 				r->bad = 1;
 				r->parsed = rc == -2;   /* a window's document */
+			} else if (!c->chunker && !c->raw && r->lineno == 1 &&
+			           (plain = not_json(line, len))) {
+				/* one line for a file of plain text, not one per line */
+				r->bad = 1;
+				emb_err_set(&r->err, "not JSON Lines: the first line does not start with '{', the rest of the file is skipped%s",
+				            c->common & EMB_CLI_RAW ?
+				            " (plain text, one text per line: --raw)" : "");
 			} else if (!c->chunker &&
 			           (c->raw ? emb_record_from_text(r->rec, line, len,
 			                                          &r->err) :
@@ -917,6 +983,8 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				if (stop)
 					break;
 			}
+			if (plain)
+				break;
 		}
 		if (b.n > 0 && !stop) {
 			stop = flush_all(c, ops, ctx, &b, &out, rd);
@@ -967,7 +1035,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	c->fields = NULL;
 	emb_chunker_free(c->chunker);
 	c->chunker = NULL;
-	return c->status;
+	return c->input_failed ? EMB_EXIT_INPUT : c->status;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1003,6 +1071,10 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 
 	memset(&o, 0, sizeof(o));
 	o.max_length = c->max_length;
+	/* late chunking reads as far as the model's positions go, not
+	 * max_seq_length (which is for one vector per text) */
+	if (c->late && c->max_length < 0 && model_max > 0)
+		o.max_length = model_max;
 	o.no_truncate = c->no_truncate;
 	o.prompt = c->prompt;
 	o.prompt_name = c->prompt_name;

@@ -105,6 +105,7 @@ typedef struct emb_cli {
 	struct emb_fields *fields;
 	/* run state */
 	int status;
+	int input_failed;       /* an operand could not be read: exit 5 */
 	uint64_t records, tokens_done;
 	double t0, t_last;
 	uint64_t bytes_before, bytes_total;
@@ -114,9 +115,10 @@ typedef struct emb_cli {
 	/* set by the command: it only tokenizes (emb_text_tok_setup reads
 	 * no modules.json, see emb_st_config_load_text) */
 	int tok_only;
-	/* --chunk W (0: absent), --overlap K (-1: absent), --late */
+	/* --chunk W (0: absent), --overlap K (-1: absent), --late,
+	 * --window-text (EMB_WINDOW_TEXT_*) */
 	long long chunk, overlap;
-	int late;
+	int late, window_text;
 	/* --compute bf16: emb_model_opts.compute_bf16 */
 	int bf16;
 	/* windows (--chunk without --late): new at emb_cli_parse, bound to
@@ -135,6 +137,10 @@ typedef struct emb_cli_rec {
 	size_t lineno;
 	int bad;                /* err holds the diagnostic */
 	emb_err err;
+	/* set by the command's emit (optional): a record written whole but
+	 * with something lost (late chunking cut at the model's maximum):
+	 * one warning on stderr; with --strict, a bad record */
+	emb_err warn;
 	size_t cost;            /* tokens (batch budget, progress) */
 	void *user;             /* the command's per-record state */
 } emb_cli_rec;
@@ -177,6 +183,9 @@ void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
  * lines every 10 s); FINAL: always, and ends the line */
 void emb_cli_status(emb_cli *c, int final, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* print "PROG: warning: MSG" on stderr */
+void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
@@ -246,7 +255,9 @@ typedef struct emb_rerank {
 	int skip_prefix;        /* -2: off, -1: prompt_length, else N */
 	long long batch_tokens;
 	const char *query_file;
+	const char *texts_file; /* --texts FILE: documents' text by id */
 	size_t max_line;
+	struct emb_rr_texts *texts;
 	/* cross-encoder state */
 	emb_model *m;
 	int labels;
@@ -288,6 +299,18 @@ extern const emb_cli_ops emb_rerank_ops, emb_rerank_maxsim_ops;
 int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
                     int raw, emb_err *err);
 void emb_chunker_free(emb_chunker *c);
+/* what a window record holds of its document's text: */
+enum {
+	EMB_WINDOW_TEXT_SLICE = 0,  /* "text": its own slice (span) */
+	EMB_WINDOW_TEXT_FULL = 1,   /* "text": the whole document's */
+	EMB_WINDOW_TEXT_NONE = 2,   /* no "text": span only */
+};
+/* byte offset of code point CP in s (n bytes of UTF-8; n when past its
+ * end): where a span's bound lies in the text */
+size_t emb_text_cp_offset(const char *s, size_t n, size_t cp);
+/* "slice", "full", "none" -> EMB_WINDOW_TEXT_*, -1 otherwise */
+int emb_window_text_parse(const char *s);
+void emb_chunker_text(emb_chunker *c, int mode);
 /* tokenize with TT (borrowed; it must outlive c); exits 2 (usage) when a
  * window would be longer than TT's maximum length */
 void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
@@ -312,6 +335,7 @@ int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
 typedef struct emb_late {
 	const emb_text_tok *tt; /* borrowed: tokenizer (and prompt) */
 	size_t w, k;
+	int window_text;        /* EMB_WINDOW_TEXT_* */
 	const emb_pool_spec *spec; /* borrowed: Dense, Normalize, dim */
 } emb_late;
 
@@ -325,14 +349,15 @@ int emb_late_init(emb_late *l, const emb_cli *c, const emb_text_tok *tt,
  * (n; NULL: not known) the model's input, TOK (n, d) its token
  * embeddings.  Each record: REC's fields without the per-token ones, plus
  * chunk, chunks, span, truncated (content tokens past the model's
- * maximum, when any) and embedding (embedding_b64 when B64).
+ * maximum, when any) and embedding (embedding_b64 when B64).  Content
+ * cut at the model's maximum is also said in WARN (when not NULL).
  */
 int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
                   const int32_t *ids, size_t n, const float *tok, int d,
-                  int b64, emb_err *err);
+                  int b64, emb_err *warn, emb_err *err);
 /* the same from REC's token_embeddings (and input_ids when present) */
 int emb_late_emit_record(emb_buf *b, const emb_late *l, const emb_record *rec,
-                         int b64, emb_err *err);
+                         int b64, emb_err *warn, emb_err *err);
 
 /* one vector per document: the mean of the embeddings of consecutive
  * records with the same FIELD (raw JSON equal), L2-normalized */
@@ -396,6 +421,9 @@ typedef struct emb_validate_opts {
 	size_t max_diag;        /* per field and kind (default 5) */
 	int golden_only;        /* input records without a golden partner
 	                           are counted, not a failure */
+	int input_only;         /* golden records without an input partner
+	                           are counted, not a failure (an input of
+	                           some of the golden's records) */
 	int skip_errors;        /* input records with an "error" member are
 	                           left out and counted, not a failure */
 	int strict;             /* emb_validate_files: stop reading at the

@@ -68,6 +68,8 @@ struct mcase {
 	size_t ntols;
 	double atol, min_cos;   /* NAN: default */
 	int expect_exit;
+	int input_only;         /* the input holds some of the golden's
+	                           records (emb-validate --input-only) */
 	double timeout;         /* seconds, 0: none */
 	/* run state */
 	int run;                /* selected */
@@ -255,6 +257,20 @@ static int get_int(struct yctx *y, const yaml_node_t *n, const char *key,
 		            s);
 	*out = (int)v;
 	return 0;
+}
+
+/* true or false */
+static int get_flag(struct yctx *y, const yaml_node_t *n, const char *key,
+                    int *out)
+{
+	const char *s = scalar(n);
+
+	if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+		*out = !strcmp(s, "true");
+		return 0;
+	}
+	return yerr(y, n, key, "expected true or false, got '%.60s'",
+	            s ? s : "?");
 }
 
 /* a sequence of scalars (a single scalar is a list of one when ONE_OK) */
@@ -490,7 +506,7 @@ static const char *case_keys[] = {
 	"name", "model", "synth", "synth_root", "input", "input_fields",
 	"golden", "golden_case", "command", "args", "tolerance", "atol",
 	"min_cos", "fields", "expect_exit", "timeout", "limit",
-	"description", NULL
+	"description", "input_only", NULL
 };
 
 static int check_file(struct yctx *y, const yaml_node_t *n, const char *key,
@@ -630,6 +646,8 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 			r = get_num(y, v, key, &c->timeout);
 		} else if (!strcmp(key, "limit")) {
 			r = get_count(y, v, key, &c->limit);
+		} else if (!strcmp(key, "input_only")) {
+			r = get_flag(y, v, key, &c->input_only);
 		}
 		if (r < 0)
 			return -1;
@@ -1296,6 +1314,7 @@ static int run_case(struct manifest *m, size_t ci, const char *dir,
 	if (!isnan(c->atol))
 		vo.atol = c->atol;
 	vo.min_cos = c->min_cos;
+	vo.input_only = c->input_only;
 	vo.fields = (const char *const *)c->fields;
 	vo.tols = c->tols;
 	vo.n_tols = c->ntols;

@@ -20,7 +20,10 @@ typedef struct rr_item {
 	size_t n;               /* sequences (documents, or 1) */
 	int32_t **ids, **types;
 	int *lens;
-	char **docs;            /* (n) raw JSON of each document */
+	char **docs;            /* (n) raw JSON of each document's text */
+	char **members;         /* (n) an object document's other members
+	                           ("\"id\":7,..."), NULL for a string */
+	int from_results;       /* documents made from emb-search results */
 	float *scores;          /* (n, labels) after activation */
 	float *logits;          /* (n, labels) raw (--logits) */
 	double *sims;           /* maxsim: (nq) */
@@ -35,7 +38,10 @@ static void item_clear(rr_item *it)
 			free(it->types[i]);
 		if (it->docs)
 			free(it->docs[i]);
+		if (it->members)
+			free(it->members[i]);
 	}
+	free(it->members);
 	free(it->ids);
 	free(it->types);
 	free(it->lens);
@@ -55,7 +61,8 @@ static int item_alloc(rr_item *it, size_t n, emb_err *err)
 	it->types = calloc(k, sizeof(*it->types));
 	it->lens = calloc(k, sizeof(*it->lens));
 	it->docs = calloc(k, sizeof(*it->docs));
-	if (!it->ids || !it->types || !it->lens || !it->docs)
+	it->members = calloc(k, sizeof(*it->members));
+	if (!it->ids || !it->types || !it->lens || !it->docs || !it->members)
 		return emb_err_set(err, "out of memory");
 	return 0;
 }
@@ -94,53 +101,324 @@ static int check_seq(const emb_rerank *c, const int32_t *ids,
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* --texts FILE: the documents' texts by id                            */
+
+struct emb_rr_texts {
+	char **key;             /* compact JSON of the id; NULL: empty slot */
+	char **text;            /* UTF-8, NUL-terminated */
+	size_t *len;
+	size_t cap, n;
+};
+
+static uint64_t key_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* the slot of KEY: where it is, or the empty one where it would go */
+static size_t texts_slot(const struct emb_rr_texts *t, const char *key)
+{
+	size_t i = key_hash(key) & (t->cap - 1);
+
+	while (t->key[i] && strcmp(t->key[i], key))
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static void texts_free(struct emb_rr_texts *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->cap; i++) {
+		free(t->key[i]);
+		free(t->text[i]);
+	}
+	free(t->key);
+	free(t->text);
+	free(t->len);
+	free(t);
+}
+
+static int texts_grow(struct emb_rr_texts *t)
+{
+	struct emb_rr_texts o = *t;
+	size_t cap = o.cap ? 2 * o.cap : 1024;
+
+	if (!(t->key = calloc(cap, sizeof(*t->key))) ||
+	    !(t->text = calloc(cap, sizeof(*t->text))) ||
+	    !(t->len = calloc(cap, sizeof(*t->len)))) {
+		free(t->key);
+		free(t->text);
+		*t = o;
+		return -1;
+	}
+	t->cap = cap;
+	for (size_t i = 0; i < o.cap; i++) {
+		if (!o.key[i])
+			continue;
+		size_t j = texts_slot(t, o.key[i]);
+		t->key[j] = o.key[i];
+		t->text[j] = o.text[i];
+		t->len[j] = o.len[i];
+	}
+	free(o.key);
+	free(o.text);
+	free(o.len);
+	return 0;
+}
+
+/* the compact JSON of a value (new), NULL when out of memory */
+static char *compact(const json_t *v)
+{
+	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+static int load_texts(emb_rerank *c, emb_err *errp)
+{
+	struct emb_rr_texts *t = calloc(1, sizeof(*t));
+	emb_reader *rd = NULL;
+	emb_record *rec = emb_record_new();
+	emb_err err = { "" };
+	const char *line;
+	size_t len;
+	int rc, ret = -1;
+
+	if (!t || !rec || texts_grow(t) < 0) {
+		emb_err_set(errp, "out of memory");
+		goto out;
+	}
+	if (emb_reader_open(&rd, c->texts_file, c->max_line, &err) < 0) {
+		*errp = err;
+		goto out;
+	}
+	while ((rc = emb_reader_next(rd, &line, &len, &err)) != 0) {
+		const char *raw, *text;
+		size_t rl, tl, slot;
+		json_t *id = NULL;
+		json_error_t je;
+		char *key;
+		if (rc < 0 || emb_record_parse(rec, line, len, &err) < 0 ||
+		    emb_record_get_string(rec, "text", &text, &tl, &err) < 0 ||
+		    (!(raw = emb_record_raw(rec, "id", &rl)) &&
+		     emb_err_set(&err, "missing field 'id'") < 0) ||
+		    (!(id = json_loadb(raw, rl, JSON_DECODE_ANY, &je)) &&
+		     emb_err_set(&err, "field 'id' is not JSON") < 0)) {
+			emb_err_set(errp, "%s:%zu: %s", emb_reader_name(rd),
+			            emb_reader_lineno(rd), err.msg);
+			goto out;
+		}
+		key = compact(id);
+		json_decref(id);
+		if (!key || (2 * (t->n + 1) > t->cap && texts_grow(t) < 0)) {
+			free(key);
+			emb_err_set(errp, "out of memory");
+			goto out;
+		}
+		slot = texts_slot(t, key);
+		if (t->key[slot]) {
+			emb_err_set(errp, "%s:%zu: id %.64s is there twice",
+			            emb_reader_name(rd), emb_reader_lineno(rd), key);
+			free(key);
+			goto out;
+		}
+		if (!(t->text[slot] = malloc(tl + 1))) {
+			free(key);
+			emb_err_set(errp, "out of memory");
+			goto out;
+		}
+		memcpy(t->text[slot], text, tl);
+		t->text[slot][tl] = 0;
+		t->len[slot] = tl;
+		t->key[slot] = key;
+		t->n++;
+	}
+	c->texts = t;
+	t = NULL;
+	ret = 0;
+out:
+	texts_free(t);
+	emb_reader_free(rd);
+	emb_record_free(rec);
+	return ret;
+}
+
+/*
+ * The documents of a record of emb-search's results (--texts): one
+ * object per result, its members but the score and "text": its
+ * document's text from the --texts file, or of a window (span) the
+ * window's slice of it.
+ */
+static json_t *docs_of_results(const emb_rerank *c, json_t *res,
+                               emb_err *err)
+{
+	json_t *docs = json_array(), *r;
+	size_t i;
+
+	if (!docs)
+		goto nomem;
+	json_array_foreach(res, i, r) {
+		json_t *id = json_object_get(r, "id"), *span, *d;
+		char *key;
+		size_t slot, a, e, n;
+		const char *t;
+		if (!json_is_object(r) || !id) {
+			emb_err_set(err, "field 'results': element %zu has no id", i);
+			goto fail;
+		}
+		if (!(key = compact(id)))
+			goto nomem;
+		slot = texts_slot(c->texts, key);
+		if (!c->texts->key[slot]) {
+			emb_err_set(err, "field 'results': element %zu: id %.64s is not in %s",
+			            i, key, c->texts_file);
+			free(key);
+			goto fail;
+		}
+		free(key);
+		t = c->texts->text[slot];
+		n = c->texts->len[slot];
+		a = 0;
+		e = n;
+		span = json_object_get(r, "span");
+		if (span) {
+			json_t *s0 = json_array_get(span, 0), *s1 = json_array_get(span, 1);
+			if (!json_is_integer(s0) || !json_is_integer(s1) ||
+			    json_integer_value(s0) < 0 ||
+			    json_integer_value(s1) < json_integer_value(s0)) {
+				emb_err_set(err, "field 'results': element %zu: 'span' is not [start, end]",
+				            i);
+				goto fail;
+			}
+			a = emb_text_cp_offset(t, n, (size_t)json_integer_value(s0));
+			e = emb_text_cp_offset(t, n, (size_t)json_integer_value(s1));
+		}
+		if (!(d = json_deep_copy(r)))
+			goto nomem;
+		json_object_del(d, "score");
+		if (json_object_set_new(d, "text", json_stringn(t + a, e - a)) < 0 ||
+		    json_array_append_new(docs, d) < 0)
+			goto nomem;
+	}
+	return docs;
+nomem:
+	emb_err_set(err, "out of memory");
+fail:
+	json_decref(docs);
+	return NULL;
+}
+
+/* the members of object document D but "text", as ("\"id\":7,...")
+ * (new; "" for none), NULL when out of memory */
+static char *members_of(const json_t *d)
+{
+	json_t *o = json_deep_copy(d);
+	char *s, *m;
+	size_t n;
+
+	if (!o)
+		return NULL;
+	json_object_del(o, "text");
+	s = compact(o);
+	json_decref(o);
+	if (!s)
+		return NULL;
+	/* "{...}" -> "..." */
+	n = strlen(s);
+	memmove(s, s + 1, n - 2);
+	s[n - 2] = 0;
+	m = s;
+	return m;
+}
+
+/* the query and documents of a ranking record: "query" and
+ * "documents", or (with --texts) "text" and emb-search's "results" */
+static int ranking_input(const emb_rerank *c, rr_item *it,
+                         const emb_record *rec, json_t **q, json_t **docs,
+                         emb_err *err)
+{
+	const char *raw;
+	size_t len;
+	json_error_t je;
+	int results = c->texts && !emb_record_has(rec, "documents") &&
+	              emb_record_has(rec, "results");
+	const char *qf = results && !emb_record_has(rec, "query") ? "text" :
+	                 "query";
+
+	if (!(raw = emb_record_raw(rec, qf, &len)) ||
+	    !(*q = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
+	    !json_is_string(*q))
+		return emb_err_set(err, raw ? "field '%s' is not a string" :
+		                   "missing field '%s'", qf);
+	if (!results) {
+		if (!(raw = emb_record_raw(rec, "documents", &len)))
+			return emb_err_set(err, c->texts ?
+			                   "missing field 'documents' (or 'results')" :
+			                   "missing field 'documents'");
+		if (!(*docs = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
+		    !json_is_array(*docs))
+			return emb_err_set(err, "field 'documents' is not an array");
+		return 0;
+	}
+	it->from_results = 1;
+	raw = emb_record_raw(rec, "results", &len);
+	json_t *res = json_loadb(raw, len, JSON_DECODE_ANY, &je);
+	if (!json_is_array(res)) {
+		json_decref(res);
+		return emb_err_set(err, "field 'results' is not an array");
+	}
+	*docs = docs_of_results(c, res, err);
+	json_decref(res);
+	return *docs ? 0 : -1;
+}
+
 static int prepare_ranking(emb_rerank *c, emb_cli_rec *r, rr_item *it,
                            emb_err *err)
 {
-	const char *raw;
-	size_t len, i;
+	size_t i;
 	json_t *q = NULL, *docs = NULL, *d;
-	json_error_t je;
 	emb_encoding enc;
 	size_t pl;
 	int rc = -1;
 
 	emb_encoding_init(&enc);
 	it->ranking = 1;
-	if (!(raw = emb_record_raw(r->rec, "query", &len)) ||
-	    !(q = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
-	    !json_is_string(q)) {
-		emb_err_set(err, raw ? "field 'query' is not a string" :
-		            "missing field 'query'");
+	if (ranking_input(c, it, r->rec, &q, &docs, err) < 0)
 		goto out;
-	}
-	if (!(raw = emb_record_raw(r->rec, "documents", &len))) {
-		emb_err_set(err, "missing field 'documents'");
-		goto out;
-	}
-	if (!(docs = json_loadb(raw, len, JSON_DECODE_ANY, &je)) ||
-	    !json_is_array(docs)) {
-		emb_err_set(err, "field 'documents' is not an array of strings");
-		goto out;
-	}
 	if (item_alloc(it, json_array_size(docs), err) < 0)
 		goto out;
 	r->cost = 0;
 	json_array_foreach(docs, i, d) {
 		char what[64];
-		if (!json_is_string(d)) {
+		const json_t *text = d;
+		if (json_is_object(d)) {
+			text = json_object_get(d, "text");
+			if (!json_is_string(text)) {
+				emb_err_set(err, "field 'documents': element %zu has no "
+				            "string 'text'", i);
+				goto out;
+			}
+			if (!(it->members[i] = members_of(d))) {
+				emb_err_set(err, "out of memory");
+				goto out;
+			}
+		} else if (!json_is_string(d)) {
 			emb_err_set(err, "field 'documents': element %zu is not a "
-			            "string", i);
+			            "string or an object with 'text'", i);
 			goto out;
 		}
-		if (!(it->docs[i] = json_dumps(d, JSON_ENCODE_ANY))) {
+		if (!(it->docs[i] = json_dumps(text, JSON_ENCODE_ANY))) {
 			emb_err_set(err, "out of memory");
 			goto out;
 		}
 		snprintf(what, sizeof(what), "document %zu", i);
 		if (emb_text_tok_text(&enc, &pl, &c->tt, json_string_value(q),
-		                      json_string_length(q), json_string_value(d),
-		                      json_string_length(d), err) < 0 ||
+		                      json_string_length(q), json_string_value(text),
+		                      json_string_length(text), err) < 0 ||
 		    take_enc(it, i, &enc, err) ||
 		    check_seq(c, it->ids[i], it->types[i], enc.len, what, err))
 			goto out;
@@ -280,7 +558,9 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	item_clear(it);
 	if (c->maxsim)
 		return prepare_maxsim(c, r, it, err);
-	if (emb_record_has(r->rec, "query") || emb_record_has(r->rec, "documents"))
+	if (emb_record_has(r->rec, "query") ||
+	    emb_record_has(r->rec, "documents") ||
+	    (c->texts && emb_record_has(r->rec, "results")))
 		return prepare_ranking(c, r, it, err);
 	return prepare_pair(c, r, it, err);
 }
@@ -368,16 +648,19 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 		return 0;
 	}
 	if (it->ranking) {
+		static const char *const drop_res[] = { "results", NULL };
 		float *s = malloc((it->n ? it->n : 1) * sizeof(float));
 		int rc;
 		if (!s)
 			return emb_err_set(err, "out of memory");
 		for (size_t i = 0; i < it->n; i++)
 			s[i] = it->scores[i * L + (size_t)c->label];
-		emb_out_begin(b, r->rec, NULL);
-		rc = emb_out_ranking(b, "results", s, it->n, (size_t)c->top_k,
-		                     c->return_docs ? (const char *const *)it->docs
-		                                    : NULL, err);
+		emb_out_begin(b, r->rec, it->from_results ? drop_res : NULL);
+		rc = emb_out_ranking_members(b, "results", s, it->n,
+		                             (size_t)c->top_k,
+		                             c->return_docs ?
+		                             (const char *const *)it->docs : NULL,
+		                             (const char *const *)it->members, err);
 		emb_out_end(b);
 		free(s);
 		return rc;
@@ -495,6 +778,8 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 		return -1;
 	emb_text_tok_setup(&c->tt, cli, dir, emb_model_max_positions(c->m));
 	c->tt_loaded = 1;
+	if (c->texts_file && load_texts(c, err) < 0)
+		return -1;
 	/* a checkpoint without the head fails here, at load (exit 3) */
 	return emb_model_head_load(c->m, EMB_OUT_LOGITS, err);
 }
@@ -522,6 +807,8 @@ void emb_rerank_release(emb_rerank *c)
 		free(c->queries[q].v);
 	free(c->queries);
 	free(c->special);
+	texts_free(c->texts);
+	c->texts = NULL;
 	if (c->tok)
 		emb_tokenizer_free(c->tok);
 	if (c->tt_loaded)

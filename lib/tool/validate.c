@@ -1283,6 +1283,20 @@ static int field_line(emb_validate *v, struct fstat *fs, FILE *out)
 	return st->ok;
 }
 
+/* ON: the MISSING records of side WHO (not in side OTHER) are counted,
+ * not a failure */
+static void not_compared(struct emb_validate *v, FILE *out, size_t *missing,
+                         int on, const char *who, const char *other,
+                         const char *opt)
+{
+	if (!*missing || !on)
+		return;
+	if (!v->o.quiet)
+		out_line(v, out, "records: %zu %s records not in the %s, not "
+		         "compared (%s)", *missing, who, other, opt);
+	*missing = 0;
+}
+
 int emb_validate_finish(emb_validate *v, FILE *out)
 {
 	int fail = 0, compared = 0;
@@ -1316,14 +1330,12 @@ int emb_validate_finish(emb_validate *v, FILE *out)
 		         r->input);
 		return 1;
 	}
-	if (r->missing_golden && v->o.golden_only) {
-		/* only the records the golden holds are compared */
-		if (!v->o.quiet)
-			out_line(v, out, "records: %zu input records not in the "
-			         "golden, not compared (--golden-only)",
-			         r->missing_golden);
-		r->missing_golden = 0;
-	}
+	/* --golden-only: only the records the golden holds are compared;
+	 * --input-only: only those the input holds */
+	not_compared(v, out, &r->missing_golden, v->o.golden_only, "input",
+	             "golden", "--golden-only");
+	not_compared(v, out, &r->missing_input, v->o.input_only, "golden",
+	             "input", "--input-only");
 	if (v->skipped && !v->o.quiet)
 		out_line(v, out, "records: %zu error records skipped "
 		         "(--errors=skip)", v->skipped);

@@ -40,8 +40,12 @@ t_grep "... names the limit" "max length 1000 is above the model's limit of 512 
 t_lines "... in one line and the hint" 2 "$T/err"
 t_status "emb-encode --max-length at the limit: accepted" 0 \
 	emb-encode -m "$F" --max-length 512 < /dev/null
-t_status "emb-tokenize --max-length 1000 (no model limit to check)" 0 \
-	emb-tokenize -m "$F" --max-length 1000 < /dev/null
+t_status "emb-tokenize --max-length 1000: the same rule (config.json's limit)" 2 \
+	emb-tokenize -m "$F" --max-length 1000 < /dev/null 2> /dev/null
+mkdir -p "$T/tokonly"
+cp "$F/tokenizer.json" "$T/tokonly/"
+t_status "emb-tokenize --max-length 1000 on a tokenizer without config.json: no limit to check" 0 \
+	emb-tokenize -m "$T/tokonly" --max-length 1000 < /dev/null
 t_status "emb-pool --mode: missing argument, exit 2" 2 emb-pool --mode < /dev/null 2> "$T/err"
 t_grep "missing argument named" "option '--mode' needs an argument" "$T/err"
 t_status "emb-pool --mode bogus: exit 2" 2 emb-pool --mode bogus < /dev/null 2> "$T/err"

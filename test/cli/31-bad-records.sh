@@ -78,16 +78,21 @@ emb-tokenize -m "$M" --strict --errors=emit "$T/in.jsonl" > "$T/out" 2> /dev/nul
 t_lines "--strict --errors=emit: the error record too" 2 "$T/out"
 
 # several files: line numbers restart, names change; a missing file is
-# reported and the others are still read
+# reported and the others are still read, and the exit status says so
+# (5, before the bad records' 1)
 printf '{"text":"x"}\n{"nope":1}\n' > "$T/b.jsonl"
 emb-tokenize -m "$M" "$T/b.jsonl" "$T/missing.jsonl" "$T/b.jsonl" > "$T/out" 2> "$T/err"; s=$?
-t_eq "several files: exit 1" "$s" 1
+t_eq "several files, one missing: exit 5" "$s" 5
 t_lines "several files: good records of each" 2 "$T/out"
 t_grep "missing file reported" "^emb-tokenize: error: $T/missing.jsonl: No such file or directory" "$T/err"
 t_eq "line numbers per file" "$(grep -c "(at $T/b.jsonl:2)" "$T/err")" 2
 emb-tokenize -m "$M" "$T" < /dev/null > /dev/null 2> "$T/err"; s=$?
-t_eq "a directory operand: exit 1" "$s" 1
+t_eq "a directory operand: exit 5" "$s" 5
 t_grep "a directory operand: named" "^emb-tokenize: error: $T: Is a directory" "$T/err"
+emb-tokenize -m "$M" "$T/missing.jsonl" < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "a missing operand alone: exit 5, not 1 (bad records)" "$s" 5
+emb-tokenize -m "$M" "$T/b.jsonl" > /dev/null 2> /dev/null; s=$?
+t_eq "bad records but every file read: exit 1" "$s" 1
 
 # emb-pool's own fields
 {
@@ -108,3 +113,17 @@ t_grep "empty matrix" "(at $T/pool.jsonl:2): field 'token_embeddings' is empty" 
 t_grep "bad base64" "(at $T/pool.jsonl:5): field 'token_embeddings_b64' is not valid base64" "$T/err"
 t_grep "out of float32 range" "(at $T/pool.jsonl:6): field 'token_embeddings': number out of float32 range" "$T/err"
 t_grep "missing matrix" "(at $T/pool.jsonl:7): missing field 'token_embeddings'" "$T/err"
+
+# a file of plain text given as JSON Lines: one line saying so, not one
+# per line
+printf 'hello world\nsecond line\n{"text":"x"}\n' > "$T/plain.txt"
+emb-tokenize -m "$M" "$T/plain.txt" "$T/b.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "plain text as JSON Lines: exit 1" "$s" 1
+t_eq "plain text as JSON Lines: one line for the file (and b.jsonl's one)" "$(grep -c 'plain.txt' "$T/err")" 1
+t_grep "plain text as JSON Lines: --raw suggested" "^emb-tokenize: error (at $T/plain.txt:1): not JSON Lines: .*--raw" "$T/err"
+t_lines "plain text as JSON Lines: the next file still read" 1 "$T/out"
+emb-tokenize -m "$M" --raw "$T/plain.txt" > "$T/out" 2> "$T/err"; s=$?
+t_eq "the same with --raw: exit 0, three records" "$s$(wc -l < "$T/out" | tr -d ' ')" 03
+printf '{"text":"ok"}\nnot json\nnor this\n' > "$T/late-bad.jsonl"
+emb-tokenize -m "$M" "$T/late-bad.jsonl" > /dev/null 2> "$T/err"
+t_eq "a bad line after the first: one error per line, as before" "$(grep -c 'late-bad.jsonl:[23]): invalid JSON' "$T/err")" 2

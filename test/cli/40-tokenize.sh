@@ -99,3 +99,25 @@ printf '{"text":"Hello"}\n' | emb-tokenize -m "$L" --prompt "QUERY: " > "$T/lc4"
 printf '{"text":"hello"}\n' | emb-tokenize -m "$R" --prompt "query: " > "$T/lc5"
 t_eq "do_lower_case: the prompt is lowercased too, prompt_length of the lowered prompt" \
 	"$(sed 's/.*"input_ids"/"input_ids"/' "$T/lc4")" "$(sed 's/.*"input_ids"/"input_ids"/' "$T/lc5")"
+
+# --max-length above the model's positions: the same usage error on
+# every tool that reads text (emb-tokenize reads them from config.json
+# without loading the model)
+MX=$(t_fixture minilm-l6)
+CX=$(t_fixture ce-minilm-l6)
+for p in "emb-tokenize -m $MX" "emb-encode -m $MX" "emb-rerank -m $CX"; do
+	n=${p%% *}
+	echo '{"text":"hi"}' | $p --max-length 100000 > /dev/null 2> "$T/err"; s=$?
+	t_eq "$n --max-length 100000: exit 2" "$s" 2
+	t_eq "$n --max-length 100000: one line naming the limit, then Try" \
+		"$(sed -n 1p "$T/err" | sed 's/.*\(above the model.s limit of 512 tokens\).*/\1/')|$(sed -n 2p "$T/err")" \
+		"above the model's limit of 512 tokens|Try '$n --help' for more information."
+	echo '{"text":"hi"}' | $p --max-length 512 > /dev/null 2>&1; s=$?
+	t_eq "$n --max-length 512 (the limit): accepted" "$s" 0
+done
+
+# --prompt-name on a model without that prompt: the file that holds the
+# prompts is named
+echo '{"text":"hi"}' | emb-tokenize -m "$MX" --prompt-name query > /dev/null 2> "$T/err"; s=$?
+t_eq "--prompt-name query on minilm-l6: usage error" "$s" 2
+t_grep "--prompt-name query: names config_sentence_transformers.json" "unknown prompt name 'query' (known: .*; the prompts of .*/config_sentence_transformers.json)" "$T/err"

@@ -33,7 +33,7 @@ t_ok "windows: chunk, chunks and span as the golden" cmp -s "$T/gw.spans" "$T/to
 emb-tokenize -m "$M" --chunk 62 --overlap 15 "$T/docs.jsonl" > "$T/tok15"
 emb-validate --quiet --field input_ids "$GW" "$T/tok15" > /dev/null 2>&1
 t_eq "another overlap does not pass for the golden's" "$?" 1
-t_grep "the document's fields pass through" '^{"id": 0,"text": "Apache License' "$T/tok"
+t_grep "the document's fields pass through, text its window's slice" '^{"id": 0,"text":"Apache License' "$T/tok"
 
 emb-encode -m "$M" --pool --chunk 62 --overlap 16 -j 2 "$T/docs.jsonl" > "$T/enc" 2> "$T/err"; s=$?
 t_eq "emb-encode --pool --chunk: exit 0, quiet" "$s$(cat "$T/err")" 0
@@ -89,17 +89,36 @@ emb-encode -m "$M" --pool --prompt "query: " --chunk 16 "$T/p.jsonl" | sed 's/.*
 t_ok "prompt, one window: the same vector as the whole text" cmp -s "$T/p.whole" "$T/p.one"
 
 # --- late chunking ----------------------------------------------------------
-emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late "$T/docs.jsonl" > "$T/late" 2> "$T/err"; s=$?
-t_eq "emb-encode --pool --chunk 64 --overlap 16 --late: exit 0, quiet" "$s$(cat "$T/err")" 0
+# the golden cuts at 512 tokens, as --max-length 512 does; the cut is
+# said once per document that loses tokens
+emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late --max-length 512 "$T/docs.jsonl" > "$T/late" 2> "$T/err"; s=$?
+t_eq "emb-encode --pool --chunk 64 --overlap 16 --late --max-length 512: exit 0" "$s" 0
+t_eq "late: one warning per document cut (3)" \
+	"$(grep -c '^emb-encode: warning (at .*docs.jsonl:[0-9]*): late chunking: [0-9]* of the [0-9]* tokens' "$T/err")" 3
+t_grep "late: the warning names the document's line and the windows lost" \
+	'docs.jsonl:4): late chunking: 50 of the 560 tokens .* 11 windows instead of 12' "$T/err"
 t_ok "late: embeddings within 1e-5, spans exact" \
 	emb-validate --quiet --atol 1e-5 --field embedding --field span "$GL" "$T/late"
 spans "$T/late" > "$T/late.spans"
 t_ok "late: chunk, chunks, span as the golden" cmp -s "$T/gl.spans" "$T/late.spans"
 t_nogrep "late: no input_ids" '"input_ids"' "$T/late"
 t_grep "late: the cut past the maximum length is reported" '"truncated":50,' "$T/late"
-emb-encode -m "$C" "$T/docs.jsonl" | emb-pool -m "$C" --chunk 64 --overlap 16 --late > "$T/latep"
+emb-encode -m "$C" --max-length 512 "$T/docs.jsonl" | emb-pool -m "$C" --chunk 64 --overlap 16 --late > "$T/latep" 2> "$T/err"
 t_ok "emb-encode | emb-pool --late: the same bytes" cmp -s "$T/late" "$T/latep"
-emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late -j 1 --batch-tokens 600 "$T/docs.jsonl" > "$T/late1"
+t_grep "emb-pool --late: the cut is said too" '^emb-pool: warning (at <stdin>:4): late chunking' "$T/err"
+emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late --max-length 512 --strict "$T/docs.jsonl" > "$T/lates" 2> "$T/err"; s=$?
+t_eq "late --strict: a cut document is an error, exit 1" "$s" 1
+t_grep "late --strict: said as an error" '^emb-encode: error (at .*docs.jsonl:4): late chunking' "$T/err"
+t_eq "late --strict: stops after the cut document's windows" "$(tail -n 1 "$T/lates" | sed 's/^{"id": *\([0-9]*\),.*/\1/')" 3
+# without --max-length, late chunking reads as far as the model's
+# positions go (not max_seq_length): nothing cut
+maxpos=$(sed -n 's/.*"n_positions": *\([0-9]*\).*/\1/p' "$C/config.json")
+emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late "$T/docs.jsonl" > "$T/latefull" 2> "$T/err"; s=$?
+t_eq "late up to the model's $maxpos positions: exit 0, quiet" "$s$(cat "$T/err")" 0
+t_nogrep "late up to the model's positions: nothing truncated" '"truncated"' "$T/latefull"
+t_eq "late up to the model's positions: document 3 has all its 12 windows" \
+	"$(grep -c '^{"id": 3,' "$T/latefull")" 12
+emb-encode -m "$C" --pool --chunk 64 --overlap 16 --late -j 1 --batch-tokens 600 --max-length 512 "$T/docs.jsonl" > "$T/late1" 2> /dev/null
 t_ok "late -j 1: the same bytes" cmp -s "$T/late" "$T/late1"
 
 # late with a prompt, by hand: [CLS] query : hello big wide world of text

@@ -233,3 +233,14 @@ t_grep "--progress=always: records read" "^emb-validate: 50 golden, 50 input rec
 emb-validate "$T/big-g.jsonl" "$T/big-g.jsonl" > "$T/out2" 2> "$T/err2"
 t_ok "--progress=always: stdout unchanged" cmp -s "$T/out" "$T/out2"
 t_eq "no progress by default off a terminal" "$(cat "$T/err2")" ""
+
+# --input-only: an input of some of the golden's records
+head -n 1 "$T/same.jsonl" > "$T/one.jsonl"
+emb-validate --input-only "$T/golden.jsonl" "$T/one.jsonl" > "$T/out" 2>&1; s=$?
+t_eq "--input-only: a subset of the golden passes" "$s" 0
+t_grep "--input-only: the golden records left out are counted" '^records: [0-9]* golden records not in the input, not compared (--input-only)' "$T/out"
+emb-validate "$T/golden.jsonl" "$T/one.jsonl" > /dev/null 2>&1; s=$?
+t_eq "without --input-only: the same subset fails" "$s" 1
+printf '{"id":99,"input_ids":[1]}\n' | cat "$T/one.jsonl" - > "$T/extra.jsonl"
+emb-validate --input-only "$T/golden.jsonl" "$T/extra.jsonl" > /dev/null 2>&1; s=$?
+t_eq "--input-only: an input record missing from the golden still fails" "$s" 1

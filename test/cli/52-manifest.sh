@@ -247,3 +247,25 @@ t_ok "foreign files untouched" test -e "$K/models/fx/mine/precious"
 emb-validate --manifest "$T/synth.yaml" > "$T/out" 2>&1
 t_eq "synth case in a temporary directory: exit 0" "$?" 0
 t_ok "nothing written where model: points (temporary run)" test ! -e "$T/fx"
+
+# input_only: the command's output holds some of the golden's records
+head -n 1 "$T/tok.jsonl" > "$T/tok1.jsonl"
+for v in true false; do
+	cat > "$T/io-$v.yaml" <<EOF2
+cases:
+  - name: some
+    input: tok1.jsonl
+    golden: mean.jsonl
+    command: emb-pool --mode mean
+    input_only: $v
+EOF2
+done
+emb-validate --manifest "$T/io-true.yaml" > "$T/out" 2>&1; s=$?
+t_eq "input_only: true: a run over some of the golden's records passes" "$s" 0
+t_grep "input_only: true: the records left out counted" 'not in the input, not compared' "$T/out"
+emb-validate --manifest "$T/io-false.yaml" > /dev/null 2>&1; s=$?
+t_eq "input_only: false: the same case fails" "$s" 1
+sed 's/input_only: true/input_only: maybe/' "$T/io-true.yaml" > "$T/io-bad.yaml"
+emb-validate --manifest "$T/io-bad.yaml" > /dev/null 2> "$T/err"; s=$?
+t_eq "input_only: maybe: a manifest error (exit 3)" "$s" 3
+t_grep "input_only: maybe: named" "key 'input_only': expected true or false" "$T/err"

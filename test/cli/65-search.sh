@@ -203,11 +203,11 @@ t_eq "ids: the same from an index file" "$(cat "$T/out")" "$want"
 # --- empty index ----------------------------------------------------------
 : > "$T/empty.jsonl"
 emb-search --index "$T/empty.jsonl" < "$T/q.jsonl" > "$T/out" 2> "$T/err"
-t_eq "empty JSONL index: exit 0" "$?$(cat "$T/err")" 0
+t_eq "empty JSONL index: exit 0, one warning" "$?$(grep -c '^emb-search: warning: .*empty.jsonl holds no documents' "$T/err")$(wc -l < "$T/err" | tr -d ' ')" 011
 t_eq "empty index: no results, one record per query" "$(sort -u "$T/out" | sed 's/"qid":[0-9]*,//' | sort -u)" '{"results":[]}'
-emb-search --build "$T/empty.idx" --precision f32,int8,binary < "$T/empty.jsonl"
+emb-search --build "$T/empty.idx" --precision f32,int8,binary < "$T/empty.jsonl" 2> /dev/null
 t_eq "--build of an empty input: exit 0" "$?" 0
-emb-search --index "$T/empty.idx" --search binary < "$T/q.jsonl" > "$T/out"
+emb-search --index "$T/empty.idx" --search binary < "$T/q.jsonl" > "$T/out" 2> /dev/null
 t_lines "empty index file: one record per query" 23 "$T/out"
 t_nogrep "empty index file: no results" '"id":' "$T/out"
 
@@ -256,3 +256,11 @@ t_eq "--precision f8: exit 2" "$?" 2
 emb-search --help > "$T/help"
 t_eq "--help: exit 0" "$?" 0
 t_grep "--help: usage on stdout" '^usage: emb-search' "$T/help"
+
+# an empty index is built and searched, with a word each time
+emb-search --build "$T/empty.idx" < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "--build on no records: exit 0" "$s" 0
+t_grep "--build on no records: a warning" '^emb-search: warning: the input holds no vectors: .*empty.idx is an empty index$' "$T/err"
+echo '{"embedding":[1,0]}' | emb-search --index "$T/empty.idx" > "$T/out" 2> "$T/err"; s=$?
+t_eq "an empty index: exit 0, empty results" "$s$(cat "$T/out")" '0{"results":[]}'
+t_grep "an empty index: a warning at start" '^emb-search: warning: .*empty.idx holds no documents' "$T/err"

@@ -77,4 +77,12 @@ emb-shard --help > help
 t_grep "emb-shard --help: usage on stdout" "^usage: emb-shard" help
 emb-merge --help > help
 t_grep "emb-merge --help: usage on stdout" "^usage: emb-merge" help
+# a usage error: one line, then where to look
+for p in emb-shard emb-merge; do
+	$p -x > /dev/null 2> err
+	t_eq "$p -x: one line naming the problem, then Try" \
+		"$(wc -l < err | tr -d ' ')|$(sed -n 2p err)" "2|Try '$p --help' for more information."
+	$p --help > help
+	t_grep "$p --help: says what it does and its exit status" '^Exit: 0 ok, 1 ' help
+done
 cd "$EMB_TOP" || exit 1

@@ -139,3 +139,25 @@ emb-encode -m "$m" -j 2 --pool --raw "$T/long.txt" > "$T/long-cli.jsonl"
 t_eq "100 texts (13k tokens), two passes: exit 0" "$?" 0
 t_ok "several passes: == emb-encode --pool (atol 0)" \
 	emb-validate --quiet --atol 0 --field embedding "$T/long-cli.jsonl" "$T/long-lib.jsonl"
+
+# the README's lines for a make install PREFIX of one's own, as written
+# (DIR and prog.c replaced): pkg-config finds emb.pc, the program finds
+# libemb.so.0 at run time without LD_LIBRARY_PATH
+if [ "$shared" = 1 ]; then
+	R="$T/prefix"
+	(cd "$EMB_TOP" && make install PREFIX="$R") > "$T/make2.log" 2>&1; s=$?
+	t_eq "make install PREFIX=own: exit 0" "$s" 0
+	for f in bin/emb-shard bin/emb-merge share/man/man1/emb-shard.1 share/man/man1/emb-merge.1; do
+		t_ok "installed: $f" test -f "$R/$f"
+	done
+	sed -n '/^    export PKG_CONFIG_PATH=DIR/,/-Wl,-rpath,DIR/p' "$EMB_TOP/README.md" |
+		sed "s|DIR|$R|g; s|prog\.c|\"$EMB_TOP/test/install/embed.c\" -o \"$T/embed-own\"|; s|^    ||" > "$T/own.sh"
+	t_eq "README: the two lines for a PREFIX of one's own" "$(wc -l < "$T/own.sh" | tr -d ' ')" 2
+	(unset PKG_CONFIG_SYSROOT_DIR; CC=$CC; . "$T/own.sh") > "$T/cc.log" 2>&1; s=$?
+	t_eq "README's lines compile and link" "$s$(head -c 300 "$T/cc.log")" 0
+	(unset LD_LIBRARY_PATH; "$T/embed-own" "$(t_fixture minilm-l6)" < "$T/texts.txt" > "$T/own.jsonl" 2> "$T/err"); s=$?
+	t_eq "the program runs without LD_LIBRARY_PATH" "$s" 0
+	t_nogrep "... and finds libemb.so.0" 'libemb.so' "$T/err"
+	t_lines "... one vector per text" 5 "$T/own.jsonl"
+	(cd "$EMB_TOP" && make uninstall PREFIX="$R") > /dev/null 2>&1
+fi
