@@ -111,13 +111,34 @@ $(BINS) $(TEST_TOOLS): lib/libemb.a
 test/unit/units: $(UNIT_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) lib/libemb.a $(CRITERION_LIBS) $(LDLIBS)
 
-check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay
+check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay bench-progs
 	sh test/run-checks
+
+# the benchmark programs of scripts/bench* (bench/*.c), into the
+# git-ignored bench/work/bin/: make check compiles and links them (never
+# runs them), so that a header they use cannot move without the build
+# saying so.  They include the layer headers cmd/ may, and no other
+# (scripts/check-layers).
+BENCH_BIN = bench/work/bin
+BENCH_PROGS = $(BENCH_BIN)/fma-peak $(BENCH_BIN)/runtime $(BENCH_BIN)/gemm-bench \
+	$(BENCH_BIN)/gemm-i8-bench $(BENCH_BIN)/search-bench $(BENCH_BIN)/pretok-regex \
+	$(BENCH_BIN)/unicode-cmp
+bench-progs: $(BENCH_PROGS)
+$(BENCH_PROGS): lib/libemb.a $(HDR) config.mk
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib $(LDFLAGS) -o $@ bench/$$(basename $@).c lib/libemb.a $(LDLIBS)
+$(BENCH_BIN)/fma-peak: bench/fma-peak.c
+$(BENCH_BIN)/runtime: bench/runtime.c
+$(BENCH_BIN)/gemm-bench: bench/gemm-bench.c
+$(BENCH_BIN)/gemm-i8-bench: bench/gemm-i8-bench.c
+$(BENCH_BIN)/search-bench: bench/search-bench.c
+$(BENCH_BIN)/pretok-regex: bench/pretok-regex.c
+$(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
 
 clean:
 	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
-	rm -rf test/tmp test/fuzz/build build/pic
+	rm -rf test/tmp test/fuzz/build build/pic $(BENCH_BIN)
 
 distclean: clean
 	rm -f config.mk config.log
@@ -220,7 +241,7 @@ lib/libemb.so.$(SO_VERSION): build/pic/Makefile $(SO_OBJ) lib/libemb.map
 demo: all
 	sh scripts/demo
 
-.PHONY: all check clean distclean install uninstall demo shared
+.PHONY: all check clean distclean install uninstall demo shared bench-progs
 
 # side-by-side speed against ONNX Runtime and PyTorch (never part of CI;
 # installs its peers itself; appends to bench/RESULTS.md)
