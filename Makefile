@@ -243,17 +243,26 @@ demo: all
 
 .PHONY: all check clean distclean install uninstall demo shared bench-progs
 
-# side-by-side speed against ONNX Runtime and PyTorch (never part of CI;
-# installs its peers itself; appends to bench/RESULTS.md)
-bench: all
+# side-by-side speed against ONNX Runtime, PyTorch, Hugging Face
+# tokenizers and FAISS (never part of CI; appends to bench/RESULTS.md).
+# The peers run in the reference venv, ${EMB_REFS:-build/refs}, made by
+# scripts/install-refs --full; a peer that is missing is skipped with a
+# line saying so.  BENCH_ARGS go to scripts/bench.  bench-smoke: every
+# script with --smoke (tiny sizes, one repetition, nothing appended), the
+# check that test/cli/93-bench-smoke.sh makes.
+bench: all bench-progs
 	sh scripts/bench $(BENCH_ARGS)
-	[ -d node_modules/tokenizers ] || npm install --ignore-scripts \
-		--no-save --no-audit --no-fund tokenizers@0.23.2
 	sh scripts/bench-tokenize
 	sh scripts/bench-families
 	sh scripts/bench-search
 
-.PHONY: bench
+bench-smoke: all bench-progs
+	sh scripts/bench --smoke
+	sh scripts/bench-tokenize --smoke
+	sh scripts/bench-families --smoke
+	sh scripts/bench-search --smoke
+
+.PHONY: bench bench-smoke
 
 # ---- sanitizers and valgrind -----------------------------------------
 # Each sanitizer build lives in its own copy of the source tree under
