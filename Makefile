@@ -255,12 +255,14 @@ bench: all bench-progs
 	sh scripts/bench-tokenize
 	sh scripts/bench-families
 	sh scripts/bench-search
+	sh scripts/bench-real
 
 bench-smoke: all bench-progs
 	sh scripts/bench --smoke
 	sh scripts/bench-tokenize --smoke
 	sh scripts/bench-families --smoke
 	sh scripts/bench-search --smoke
+	sh scripts/bench-real --smoke
 
 .PHONY: bench bench-smoke
 

@@ -72,6 +72,23 @@ else
 	t_skip "bench-search tables" "numpy not in $refs (scripts/install-refs)"
 fi
 
+smoke bench-real
+if EMB_REFS=$refs sh "$EMB_TOP/scripts/real-model" all-MiniLM-L6-v2 >/dev/null 2>&1; then
+	t_grep "bench-real: the texts table" '^### texts: 8 texts' "$T/bench-real.out"
+	t_grep "bench-real: the FMA peak of the run" '^FMA peak (fp32, bench/fma-peak.c, this run): 1 thread' "$T/bench-real.out"
+	for e in emb-fp32 emb-fwd emb-bf16 emb-w8a8; do
+		t_grep "bench-real: the $e row" "^| $e | 1 | [0-9.]* |" "$T/bench-real.out"
+	done
+	peer bench-real "ONNX Runtime" '^| ort-int8 | 1 | [0-9.]* |' onnxruntime onnx torch transformers numpy
+	peer bench-real "PyTorch" '^| torch-bf16 | 1 | [0-9.]* |' torch transformers numpy
+	# emb fp32 against sentence-transformers: an accuracy, not a timing
+	peer bench-real "sentence-transformers (the reference)" \
+		'^| emb-fp32 | 1 |.*| \(0\.99999[0-9]\|1\.000000\) | [0-9.]*e-0[5-9] |$' sentence_transformers torch numpy
+else
+	t_grep "bench-real: says the real model is missing, and what to run" 'skip: .*install-refs' "$T/bench-real.err"
+	t_skip "bench-real tables" "the real all-MiniLM-L6-v2 is not in $refs (scripts/install-refs)"
+fi
+
 if cmp -s "$T/results.before" "$EMB_TOP/bench/RESULTS.md"; then
 	t_pass "nothing appended to bench/RESULTS.md"
 else
