@@ -111,6 +111,9 @@ for wl in ("texts", "passages"):
             if not s:
                 continue
             best = min(s.values())
+            if best <= 0:   # emb-fwd on a tiny input (--smoke): start-up noise larger than the work
+                P("| %s | %d | - | - | - | - | - | - | - |" % (e, t))
+                continue
             pk = peak.get(t)
             ratio = min(ort.values()) / best if ort else float("nan")
             paired = statistics.median(ort[k] / s[k] for k in s if k in ort) if ort else float("nan")
