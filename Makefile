@@ -119,13 +119,34 @@ $(BINS) $(TEST_TOOLS): lib/libemb.a
 test/unit/units: $(UNIT_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) lib/libemb.a $(CRITERION_LIBS) $(LDLIBS)
 
-check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay
+check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay bench-progs
 	sh test/run-checks
+
+# the benchmark programs of scripts/bench* (bench/*.c), into the
+# git-ignored bench/work/bin/: make check compiles and links them (never
+# runs them), so that a header they use cannot move without the build
+# saying so.  They include the layer headers cmd/ may, and no other
+# (scripts/check-layers).
+BENCH_BIN = bench/work/bin
+BENCH_PROGS = $(BENCH_BIN)/fma-peak $(BENCH_BIN)/runtime $(BENCH_BIN)/gemm-bench \
+	$(BENCH_BIN)/gemm-i8-bench $(BENCH_BIN)/search-bench $(BENCH_BIN)/pretok-regex \
+	$(BENCH_BIN)/unicode-cmp
+bench-progs: $(BENCH_PROGS)
+$(BENCH_PROGS): lib/libemb.a $(HDR) config.mk
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib $(LDFLAGS) -o $@ bench/$$(basename $@).c lib/libemb.a $(LDLIBS)
+$(BENCH_BIN)/fma-peak: bench/fma-peak.c
+$(BENCH_BIN)/runtime: bench/runtime.c
+$(BENCH_BIN)/gemm-bench: bench/gemm-bench.c
+$(BENCH_BIN)/gemm-i8-bench: bench/gemm-i8-bench.c
+$(BENCH_BIN)/search-bench: bench/search-bench.c
+$(BENCH_BIN)/pretok-regex: bench/pretok-regex.c
+$(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
 
 clean:
 	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
-	rm -rf test/tmp test/fuzz/build build/pic
+	rm -rf test/tmp test/fuzz/build build/pic $(BENCH_BIN)
 
 distclean: clean
 	rm -f config.mk config.log
@@ -229,19 +250,30 @@ lib/libemb.so.$(SO_VERSION): build/pic/Makefile $(SO_OBJ) lib/libemb.map
 demo: all
 	sh scripts/demo
 
-.PHONY: all check clean distclean install uninstall demo shared
+.PHONY: all check clean distclean install uninstall demo shared bench-progs
 
-# side-by-side speed against ONNX Runtime and PyTorch (never part of CI;
-# installs its peers itself; appends to bench/RESULTS.md)
-bench: all
+# side-by-side speed against ONNX Runtime, PyTorch, Hugging Face
+# tokenizers and FAISS (never part of CI; appends to bench/RESULTS.md).
+# The peers run in the reference venv, ${EMB_REFS:-build/refs}, made by
+# scripts/install-refs --full; a peer that is missing is skipped with a
+# line saying so.  BENCH_ARGS go to scripts/bench.  bench-smoke: every
+# script with --smoke (tiny sizes, one repetition, nothing appended), the
+# check that test/cli/93-bench-smoke.sh makes.
+bench: all bench-progs
 	sh scripts/bench $(BENCH_ARGS)
-	[ -d node_modules/tokenizers ] || npm install --ignore-scripts \
-		--no-save --no-audit --no-fund tokenizers@0.23.2
 	sh scripts/bench-tokenize
 	sh scripts/bench-families
 	sh scripts/bench-search
+	sh scripts/bench-real
 
-.PHONY: bench
+bench-smoke: all bench-progs
+	sh scripts/bench --smoke
+	sh scripts/bench-tokenize --smoke
+	sh scripts/bench-families --smoke
+	sh scripts/bench-search --smoke
+	sh scripts/bench-real --smoke
+
+.PHONY: bench bench-smoke
 
 # ---- sanitizers and valgrind -----------------------------------------
 # Each sanitizer build lives in its own copy of the source tree under

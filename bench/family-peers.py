@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Peer side of scripts/bench-families: a plain PyTorch forward of each
 family emb runs (BERT, nomic-bert, ModernBERT, Qwen3, Gemma 3 /
 EmbeddingGemma), built from a checkpoint directory (config.json +
@@ -272,7 +271,7 @@ def main():
     with torch.no_grad():
         if cmd == "export":
             ids = torch.ones(2, 8, dtype=torch.long)
-            torch.onnx.export(model, (ids, torch.ones_like(ids)), sys.argv[3],
+            torch.onnx.export(model, (ids, torch.ones_like(ids)), sys.argv[3], dynamo=False,
                               input_names=["input_ids", "attention_mask"],
                               output_names=["last_hidden_state"], opset_version=14,
                               dynamic_axes={n: {0: "b", 1: "s"} for n in

@@ -11,7 +11,9 @@
  * {"threads":T,"isa":"avx512","gflops":G}  (2 flops per FMA lane).
  * Build: cc -O2 -pthread -o fma-peak fma-peak.c
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -7,7 +7,9 @@
  * GEMM with that activation fused into its epilogue (gemm_act) instead,
  * and add "act" to each line.  Built by scripts/bench against lib/libemb.a.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

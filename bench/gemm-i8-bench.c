@@ -14,7 +14,9 @@
  * The kernel table is the one emb picks ($EMB_ISA or the CPU's best).
  * Built by scripts/bench against lib/libemb.a.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,21 +1,24 @@
-#!/usr/bin/python3
 """Peer side of `make bench`: a plain PyTorch BERT encoder built from an emb
 checkpoint directory (config.json + model.safetensors), ONNX export of it,
 and the sentence-transformers timing loop in PyTorch eager.
 
 usage: peers.py export MODEL_DIR OUT.onnx
-       peers.py torch  MODEL_DIR IDS.jsonl THREADS REPS [OUT_EMB.jsonl]
-       peers.py torch  MODEL_DIR --lengths THREADS REPS B L1,L2,...
+       peers.py torch  MODEL_DIR THREADS IDS.jsonl REPS [OUT_EMB.jsonl]
+       peers.py torch  MODEL_DIR THREADS --lengths REPS B L1,L2,...
 
-Meant for Debian's python3-torch (/usr/bin/python3); needs only torch and
-numpy (the safetensors file is parsed here).  IDS.jsonl holds one
-{"input_ids": [...]} per line (already truncated).  The loop: sort by
-length (longest first), batches of 32 padded to the batch's longest, mean
-pool over the attention mask, L2 normalize.  Prints one JSON line.
+Run with the reference venv's python ($EMB_REFS/bin/python, made by
+scripts/install-refs --full); needs only torch and numpy (the safetensors
+file is parsed here).  IDS.jsonl holds one {"input_ids": [...]} per line
+(already truncated).  The loop is bench/stloop.py's (sentence-transformers'):
+sort by length (longest first), batches of 32 padded to the batch's
+longest, mean pool over the attention mask, L2 normalize; a warm-up on the
+64 longest first.  Prints one JSON line.
 """
 import json, math, os, struct, sys, time
 import numpy as np
 import torch
+
+import stloop
 
 DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 
@@ -96,30 +99,6 @@ def build(mdir):
     return Bert(w, cfg).eval()
 
 
-def batches(rows, bs=32):
-    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
-    for s in range(0, len(order), bs):
-        idx = order[s:s + bs]
-        S = max(len(rows[i]) for i in idx)
-        ids = torch.zeros(len(idx), S, dtype=torch.long)
-        mask = torch.zeros(len(idx), S, dtype=torch.long)
-        for b, i in enumerate(idx):
-            ids[b, :len(rows[i])] = torch.tensor(rows[i])
-            mask[b, :len(rows[i])] = 1
-        yield idx, ids, mask
-
-
-def st_loop(model, rows, keep=None):
-    for idx, ids, mask in batches(rows):
-        x = model(ids, torch.zeros_like(ids), mask)
-        m = mask.unsqueeze(-1).to(x.dtype)
-        e = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
-        e = torch.nn.functional.normalize(e, p=2, dim=1)
-        if keep is not None:
-            for b, i in enumerate(idx):
-                keep[i] = e[b].tolist()
-
-
 def main():
     cmd = sys.argv[1]
     model = build(sys.argv[2])
@@ -128,44 +107,18 @@ def main():
         with torch.no_grad():
             torch.onnx.export(model, (ids, torch.zeros_like(ids), torch.ones_like(ids)), sys.argv[3],
                               input_names=["input_ids", "token_type_ids", "attention_mask"],
-                              output_names=["last_hidden_state"], opset_version=14,
+                              output_names=["last_hidden_state"], opset_version=14, dynamo=False,
                               dynamic_axes={n: {0: "b", 1: "s"} for n in
                                             ["input_ids", "token_type_ids", "attention_mask", "last_hidden_state"]})
         return
-    threads, reps = int(sys.argv[4]), int(sys.argv[5])
+    threads = int(sys.argv[3])
     torch.set_num_threads(threads)
-    peer = "pytorch-" + torch.__version__.split("+")[0]
-    if sys.argv[3] == "--lengths":              # tokens/s against sequence length
-        B, res = int(sys.argv[6]), {}
-        with torch.no_grad():
-            for L in [int(v) for v in sys.argv[7].split(",")]:
-                rows = [[1000 + (b * 31 + j * 7) % 20000 for j in range(L)] for b in range(B)]
-                st_loop(model, rows)
-                best = 1e9
-                for _ in range(reps):
-                    t0 = time.perf_counter()
-                    st_loop(model, rows)
-                    best = min(best, time.perf_counter() - t0)
-                res[str(L)] = round(B * L / best, 1)
-        print(json.dumps({"peer": peer, "threads": threads, "batch": B, "tokens_per_s": res}))
-        return
-    rows = [json.loads(l)["input_ids"] for l in open(sys.argv[3]) if l.strip()]
-    ntok = sum(len(r) for r in rows)
+
+    def forward(ids, mask):
+        ids, mask = torch.from_numpy(ids), torch.from_numpy(mask)
+        return stloop.mean_pool(model(ids, torch.zeros_like(ids), mask).numpy(), mask.numpy())
     with torch.no_grad():
-        st_loop(model, sorted(rows, key=len)[-64:])   # warm-up: the two longest batches
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            st_loop(model, rows)
-            times.append(time.perf_counter() - t0)
-        if len(sys.argv) > 6:
-            keep = {}
-            st_loop(model, rows, keep)
-            with open(sys.argv[6], "w") as f:
-                for i in range(len(rows)):
-                    f.write(json.dumps({"embedding": keep[i]}) + "\n")
-    print(json.dumps({"peer": peer, "threads": threads,
-                      "texts": len(rows), "tokens": ntok, "times": [round(t, 4) for t in times]}))
+        stloop.run("pytorch-" + torch.__version__.split("+")[0], threads, forward, sys.argv[4:])
 
 
 if __name__ == "__main__":

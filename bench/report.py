@@ -1,19 +1,21 @@
-#!/usr/bin/python3
 """Report of `make bench` (scripts/bench): reads WORK/raw.jsonl and the
 embedding files there, prints a Markdown section, appends it to
-bench/RESULTS.md (unless APPEND is "no") and draws bench/seqlen.svg.
+bench/RESULTS.md (unless APPEND is "no") and draws the chart SVG.
 
-usage: report.py WORK CMDLINE APPEND L1 L2 ...
+usage: report.py WORK MODEL_DIR CMDLINE APPEND SVG LAT_LINES L1 L2 ...
+LAT_LINES: how many short texts the emb latency run encoded.  A peer
+that was not run (not installed) leaves its cells "-".
 Standard library only.
 """
 import json, math, os, platform, statistics, subprocess, sys, time
 
-W, CMDLINE, APPEND = sys.argv[1], sys.argv[2], sys.argv[3]
-LENGTHS = [int(v) for v in sys.argv[4:]]
+W, MDIR, CMDLINE, APPEND, SVG = sys.argv[1:6]
+LAT_LINES = int(sys.argv[6])
+LENGTHS = [int(v) for v in sys.argv[7:]]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "test/data/fixtures/minilm-l6")
 raw = [json.loads(l) for l in open(os.path.join(W, "raw.jsonl")) if l.strip()]
-cfg = json.load(open(os.path.join(W, "minilm-l6/config.json")))
+cfg = json.load(open(os.path.join(MDIR, "config.json")))
 H, I, NL = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
 
 
@@ -58,7 +60,7 @@ ENGINES = [("emb-e2e", "emb-encode --pool, text in (everything)"),
            ("emb-w8", "emb-e2e --weights int8"),
            ("emb-w8a8", "emb-e2e --weights int8 --act int8"),
            ("emb-bf16", "emb-e2e --compute bf16"),
-           ("ort", "ONNX Runtime, forward + pool, in process"),
+           ("ort", "ONNX Runtime (Python), forward + pool, in process, default session options but the thread count"),
            ("torch", "PyTorch eager, forward + pool, in process")]
 threads = sorted({r["threads"] for r in raw if r["engine"] == "emb-e2e"})
 peers = {}
@@ -88,8 +90,13 @@ P("Command: `%s` (`make bench`); emb %s; machine: %s CPUs, %s (%s), %s, Linux %s
   "ORT's time / the engine's time in the same repetition (robust to a noisy machine).\n"
   % (CMDLINE.strip(), sh("git -C %s describe --always --dirty 2>/dev/null" % ROOT) or "?",
      os.cpu_count(), cpu or platform.processor(), isa, sh("cc --version | head -1"),
-     platform.release(), sh("cut -d' ' -f1-3 /proc/loadavg"), peers.get("ort", "?"), peers.get("torch", "?")))
+     platform.release(), sh("cut -d' ' -f1-3 /proc/loadavg"), peers.get("ort", "ONNX Runtime not run"),
+     peers.get("torch", "PyTorch not run")))
 P("FMA peak (fp32, measured now): " + ", ".join("%d thread(s) %.1f GFLOP/s" % (t, g) for t, g in sorted(peak.items())) + ".\n")
+
+def num(x, fmt="%.2f"):
+    return "-" if x != x else fmt % x
+
 
 summary = {}
 for wl in ("texts", "passages"):
@@ -104,13 +111,16 @@ for wl in ("texts", "passages"):
             if not s:
                 continue
             best = min(s.values())
+            if best <= 0:   # emb-fwd on a tiny input (--smoke): start-up noise larger than the work
+                P("| %s | %d | - | - | - | - | - | - | - |" % (e, t))
+                continue
             pk = peak.get(t)
             ratio = min(ort.values()) / best if ort else float("nan")
             paired = statistics.median(ort[k] / s[k] for k in s if k in ort) if ort else float("nan")
             summary[(e, wl, t)] = (d["n"] / best, ratio, paired)
-            P("| %s | %d | %.3f | %.1f | %.0f | %.1f | %s | %.2f | %.2f |" % (
+            P("| %s | %d | %.3f | %.1f | %.0f | %.1f | %s | %s | %s |" % (
                 e, t, best, d["n"] / best, d["tokens"] / best, d["gflop"] / best,
-                "%.0f%%" % (100 * d["gflop"] / best / pk) if pk else "?", ratio, paired))
+                "%.0f%%" % (100 * d["gflop"] / best / pk) if pk else "?", num(ratio), num(paired)))
     P("")
 P("Engines: " + "; ".join("%s = %s" % e for e in ENGINES) + ".\n")
 
@@ -145,6 +155,7 @@ def cell(f, a, b, fmt):
 
 for wl, gold in (("texts", "golden.jsonl"), ("passages", "golden.passages.jsonl")):
     g = load(FIX, gold)
+    g = g[:WL[wl]["n"]] if g else g     # the goldens of the texts run (--smoke: the first ones)
     o = load(W, "ort.%s.jsonl" % wl)
     for t in threads:
         e = load(W, "emb.%s.%d.jsonl" % (wl, t))
@@ -163,7 +174,7 @@ def wall(engine, wl=None, t=None):
 
 
 lt = max(threads)
-emb_lat = (wall("emb-lat200", "short", lt) - wall("emb-startup", "short", lt)) / 200
+emb_lat = (wall("emb-lat", "short", lt) - wall("emb-startup", "short", lt)) / LAT_LINES
 lat = {"emb": emb_lat}
 for e in ("ort", "torch"):
     r = find(e + "-lat")
@@ -173,9 +184,9 @@ for e in ("ort", "torch"):
 ntok = lens(os.path.join(W, "short.ids.jsonl"))[0]
 P("Single short text (%d tokens, batch 1, %d thread(s)): " % (ntok, lt) +
   ", ".join("%s %.2f ms" % (k, v * 1e3) for k, v in lat.items()) +
-  " (emb: 200 lines through one emb-encode --pool --batch-tokens 1, start-up subtracted, tokenization and JSON included; peers: forward + pool of a ready batch).\n")
-P("Cold start (whole process, one short text, 1 thread): emb %.2f s, ORT (node + session) %.2f s, PyTorch (python + import) %.2f s.\n"
-  % (wall("emb-cold"), wall("ort-cold"), wall("torch-cold")))
+  " (emb: %d lines through one emb-encode --pool --batch-tokens 1, start-up subtracted, tokenization and JSON included; peers: forward + pool of a ready batch).\n" % LAT_LINES)
+P("Cold start (whole process, one short text, 1 thread): emb %s s, ORT (python + import + session) %s s, PyTorch (python + import) %s s.\n"
+  % (num(wall("emb-cold")), num(wall("ort-cold")), num(wall("torch-cold"))))
 rss = []
 for e, _ in ENGINES:
     r = find(e, "passages")
@@ -233,6 +244,8 @@ if gi8:
 def tgt(name, e, wl, need):
     got = [(t, summary[(e, wl, t)][1], summary[(e, wl, t)][2]) for t in threads if (e, wl, t) in summary]
     ok = got and all(min(r, p) >= need for _, r, p in got)
+    if not got or any(r != r for _, r, _ in got):
+        return "- %s: need >= %.2fx ORT; n/a (no ONNX Runtime run)" % (name, need)
     return "- %s: need >= %.2fx ORT; got %s -> %s" % (
         name, need, ", ".join("%dT %.2fx (paired %.2fx)" % g for g in got), "MET" if ok else "not met")
 
@@ -263,8 +276,9 @@ if gemm and peak.get(1):
     lo = min(g["gflops"] for g in gemm) / peak[1]
     P("- big GEMMs >= 75%% of measured peak: kernel alone (1 thread) %.0f%%..%.0f%% -> %s" % (
         100 * lo, 100 * max(g["gflops"] for g in gemm) / peak[1], "MET" if lo >= 0.75 else "not met"))
-P("- single short text latency below ORT's: emb %.2f ms vs ORT %.2f ms -> %s" % (
-    lat["emb"] * 1e3, lat.get("ort", float("nan")) * 1e3, "MET" if lat["emb"] < lat.get("ort", 0) else "not met"))
+P("- single short text latency below ORT's: emb %.2f ms vs ORT %s ms -> %s" % (
+    lat["emb"] * 1e3, num(lat.get("ort", float("nan")) * 1e3),
+    ("MET" if lat["emb"] < lat["ort"] else "not met") if "ort" in lat else "n/a"))
 P("")
 
 text = "\n".join(out) + "\n"
@@ -299,5 +313,5 @@ for i, (k, s) in enumerate(series.items()):
         Wd - mr + 10, Wd - mr + 30, mt + 10 + 18 * i, mt + 10 + 18 * i, c, dash))
     svg.append('<text x="%d" y="%d">%s</text>' % (Wd - mr + 35, mt + 14 + 18 * i, k))
 svg.append("</svg>")
-with open(os.path.join(ROOT, "bench/seqlen.svg"), "w") as f:
+with open(SVG, "w") as f:
     f.write("\n".join(svg) + "\n")

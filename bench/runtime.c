@@ -5,7 +5,9 @@
  * open else on stderr, one JSON line: {"wall":S,"maxrss_kb":K,"rc":N}.
  * Exit status: CMD's.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>

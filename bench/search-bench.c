@@ -14,14 +14,16 @@
  *       all queries (dot, top K; binary: --rescore 4 with int8 or f32)
  * Seconds: best of REPS.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "emb.h"
-#include "kernels.h"
-#include "model-internal.h"
+#include "base/threadpool.h"
+#include "io/io.h"
+#include "kern/kernels.h"
 #include "st/search.h"
 
 static double now(void)

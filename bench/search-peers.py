@@ -1,5 +1,6 @@
-#!/usr/bin/python3
-"""search-peers.py - the peers and the data of scripts/bench-search.
+"""search-peers.py - the peers and the data of scripts/bench-search, run
+with the reference venv's python ($EMB_REFS/bin/python: numpy, faiss-cpu;
+scripts/install-refs --full).
 
   gen DIR N Q DIM SEED
       N document and Q query vectors, standard normal then L2-normalized
@@ -67,14 +68,14 @@ def fixture(d, docs, queries):
 
 
 def blas_name():
+    """numpy's BLAS (a PyPI wheel carries its own OpenBLAS), and faiss's version"""
+    import numpy as np
     try:
-        import numpy as np
-        cfg = np.__config__.blas_opt_info if hasattr(np.__config__, "blas_opt_info") else {}
-        libs = cfg.get("libraries", [])
+        b = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        name = "%s %s" % (b.get("name", "?"), b.get("version", ""))
     except Exception:
-        libs = []
-    real = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
-    return os.path.basename(os.path.dirname(real)) or ",".join(libs)
+        name = "?"
+    return name.strip()
 
 
 def run(d, dim, k, reps, engine):
@@ -110,8 +111,10 @@ def run(d, dim, k, reps, engine):
     with open(os.path.join(d, engine + ".ids"), "w") as f:
         for row in ids:
             f.write(" ".join(str(int(i)) for i in row) + "\n")
-    print(json.dumps({"engine": engine, "threads": threads, "s": best,
-                      "blas": blas_name()}))
+    out = {"engine": engine, "threads": threads, "s": best, "blas": blas_name()}
+    if engine == "faiss":
+        out["version"] = faiss.__version__
+    print(json.dumps(out))
 
 
 def exact(d, dim, k):

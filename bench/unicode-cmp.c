@@ -5,7 +5,7 @@
 #include "tok/tok-internal.h"
 static int cat(uint32_t c, int lo, int hi) { int k = utf8proc_category(c); return k >= lo && k <= hi; }
 static void hexs(char *b, const tk_str *s) { size_t i; b[0] = 0; for (i = 0; i < s->n; i++) sprintf(b + strlen(b), "%s%x", i ? "." : "", s->c[i]); }
-/* unicode-cmp.c - compare bench/unicode-sweep.js output with lib/: prints
+/* unicode-cmp.c - compare bench/unicode-sweep.py output with lib/: prints
  * "PROPERTY CODEPOINT hf=..." for each difference (L, N and num are
  * compared with plain utf8proc categories, i.e. before hf_extra_*).
  * cc -Ilib bench/unicode-cmp.c lib/libemb.a $(LDLIBS) */

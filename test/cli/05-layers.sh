@@ -6,10 +6,18 @@ sh "$EMB_TOP/scripts/check-layers"
 T=$(t_tmpdir 05-layers)
 mkdir -p "$T/scripts" "$T/cmd"
 cp -R "$EMB_TOP/lib" "$T/lib"
+mkdir -p "$T/bench" && cp "$EMB_TOP"/bench/*.c "$T/bench/"
 cp "$EMB_TOP/scripts/check-layers" "$T/scripts/"
 printf '#include "nn/nn.h"\n' >> "$T/lib/tok/text.c"
 printf 'static void f(void) { abort(); }\n' >> "$T/lib/io/hub.c"
+# a benchmark with a header from before the layers, one that is private
+# to its layer, and one that is not there
+printf '#include "kernels.h"\n#include "nn/nn-internal.h"\n#include "kern/gone.h"\n' >> "$T/bench/gemm-bench.c"
 sh "$T/scripts/check-layers" > "$T/out" 2>&1; s=$?
 t_eq "an upward include fails the check" "$s" 1
 t_grep "... names the file and the header" 'lib/tok/text.c:[0-9]*: layer tok includes nn/nn.h' "$T/out"
 t_grep "... and an abort below tool/" 'abort.*lib/io/hub.c' "$T/out"
+t_grep "a stale include in bench/ fails it" "bench/gemm-bench.c:[0-9]*: 'kernels.h' without its layer folder" "$T/out"
+t_grep "... a private one" 'bench/gemm-bench.c:[0-9]*: nn/nn-internal.h is private to lib/nn/' "$T/out"
+t_grep "... and a missing one" 'bench/gemm-bench.c:[0-9]*: lib/kern/gone.h does not exist' "$T/out"
+t_nogrep "the white-box benchmarks may use tok/tok-internal.h" 'bench/pretok-regex.c\|bench/unicode-cmp.c' "$T/out"

@@ -1,0 +1,100 @@
+# 93-bench-smoke.sh - every benchmark script runs from this tree
+# (`make bench-smoke`): each one's --smoke run (tiny sizes, one
+# repetition) exits 0, prints its tables with emb's rows in them,
+# appends nothing to bench/RESULTS.md and leaves bench/seqlen.svg alone.
+# A peer runs when the reference venv (EMB_REFS, default build/refs;
+# scripts/install-refs --full) has its modules, and then its rows must be
+# there; when it does not, the script must say "skip" with what to run,
+# and this test says skip too.  No timing is asserted.
+refs=${EMB_REFS:-$EMB_TOP/build/refs}
+if grep -q '^EMB_\(SANITIZE\|TSAN\) = yes' "$EMB_TOP/config.mk" 2>/dev/null; then
+	t_skip "benchmark smoke runs" "sanitizer build: the figures mean nothing here and the peers run uninstrumented (make check compiled and linked bench/*.c)"
+else
+T=$(t_tmpdir 93-bench-smoke)
+cp "$EMB_TOP/bench/RESULTS.md" "$T/results.before"
+cp "$EMB_TOP/bench/seqlen.svg" "$T/svg.before"
+# has MODULE...: the venv has every python module (found, not imported)
+has() {
+	[ -x "$refs/bin/python" ] && [ -z "$("$refs/bin/python" -c '
+import importlib.util, sys
+print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))' "$@" 2>&1)" ]
+}
+# smoke SCRIPT: run it, EMB_REFS set to the venv
+smoke() {
+	(cd "$EMB_TOP" && EMB_REFS=$refs sh "scripts/$1" --smoke) > "$T/$1.out" 2> "$T/$1.err"
+	s=$?
+	t_eq "$1 --smoke exits 0" "$s" 0
+	[ "$s" -eq 0 ] || sed -n '$p' "$T/$1.err" | sed 's/^/#   /'
+}
+# peer SCRIPT NAME PATTERN MODULE...: with the modules, the output has a
+# line matching PATTERN; without, the script's stderr says it skipped NAME
+peer() {
+	_s=$1 _n=$2 _p=$3
+	shift 3
+	if has "$@"; then
+		t_grep "$_s: the $_n peer's row" "$_p" "$T/$_s.out"
+	else
+		t_grep "$_s: says it skipped $_n, and what to run" "skip $_n.*scripts/install-refs" "$T/$_s.err"
+		t_skip "$_s: the $_n peer" "python module(s) $* not in $refs (scripts/install-refs --full)"
+	fi
+}
+
+smoke bench
+t_grep "bench: the texts table" '^### texts: 16 texts' "$T/bench.out"
+t_grep "bench: emb's end-to-end row" '^| emb-e2e | 1 | [0-9.]* |' "$T/bench.out"
+t_grep "bench: the W8A8 row" '^| emb-w8a8 | 1 | [0-9.]* |' "$T/bench.out"
+t_grep "bench: emb fp32 against the goldens" '^| texts | 1 | [^|]* | [0-9.]*e-0[5-9] |' "$T/bench.out"
+t_grep "bench: the targets" '^- W8A8, texts: need' "$T/bench.out"
+peer bench "ONNX Runtime" '^| ort | 1 | [0-9.]* |' onnxruntime torch onnx numpy
+peer bench "PyTorch" '^| torch | 1 | [0-9.]* |' torch numpy onnx
+
+smoke bench-tokenize
+for k in WordPiece byte-level-BPE Unigram; do
+	t_grep "bench-tokenize: the $k row" "^| [^|]* | $k | [0-9]* | [0-9]* |" "$T/bench-tokenize.out"
+done
+t_grep "bench-tokenize: the regex scanner agrees with PCRE2" 'passages: .*identical splits' "$T/bench-tokenize.out"
+peer bench-tokenize "Hugging Face tokenizers" '^| [^|]* | WordPiece | [0-9]* | [0-9]* | [0-9][0-9]* | [0-9][0-9]* |' tokenizers
+
+smoke bench-families
+t_grep "bench-families: the minilm-l6 row" '^| minilm-l6 | texts | fp32 | 1 | 8 |' "$T/bench-families.out"
+t_grep "bench-families: the peak RSS table" '^| minilm-l6 | texts | [0-9]* | [0-9]* |' "$T/bench-families.out"
+peer bench-families "PyTorch" '^Checked first: PyTorch reference' torch numpy onnx
+peer bench-families "ONNX Runtime" '^| minilm-l6 | texts | fp32 | 1 | 8 | [0-9]* | [0-9.]* | [0-9.][0-9.]* |' onnxruntime torch onnx numpy
+
+smoke bench-search
+if has numpy; then
+	t_grep "bench-search: emb-search's row" '^| emb-search core (in process) | 1 |' "$T/bench-search.out"
+	t_grep "bench-search: exact ids as the reference's" 'emb-search 20 of 20 queries with the same 10 ids' "$T/bench-search.out"
+	t_grep "bench-search: the binary index's recall" '^| int8 | 1 | [0-9.]* |' "$T/bench-search.out"
+	peer bench-search "FAISS" '^| FAISS IndexFlatIP | 1 | [0-9.]* |' faiss numpy
+else
+	t_grep "bench-search: says it stopped for numpy" 'skip numpy (the data).*scripts/install-refs' "$T/bench-search.err"
+	t_skip "bench-search tables" "numpy not in $refs (scripts/install-refs)"
+fi
+
+smoke bench-real
+if EMB_REFS=$refs sh "$EMB_TOP/scripts/real-model" all-MiniLM-L6-v2 >/dev/null 2>&1; then
+	t_grep "bench-real: the texts table" '^### texts: 8 texts' "$T/bench-real.out"
+	t_grep "bench-real: the FMA peak of the run" '^FMA peak (fp32, bench/fma-peak.c, this run): 1 thread' "$T/bench-real.out"
+	for e in emb-fp32 emb-bf16 emb-w8a8; do
+		t_grep "bench-real: the $e row" "^| $e | 1 | [0-9.]* |" "$T/bench-real.out"
+	done
+	# ids in, start-up taken off: on 8 texts the difference may be noise ("-")
+	t_grep "bench-real: the emb-fwd row" '^| emb-fwd | 1 | \([0-9.]* | [0-9.]* \|- | - \)|' "$T/bench-real.out"
+	peer bench-real "ONNX Runtime" '^| ort-int8 | 1 | [0-9.]* |' onnxruntime onnx torch transformers numpy
+	peer bench-real "PyTorch" '^| torch-bf16 | 1 | [0-9.]* |' torch transformers numpy
+	# emb fp32 against sentence-transformers: an accuracy, not a timing
+	peer bench-real "sentence-transformers (the reference)" \
+		'^| emb-fp32 | 1 |.*| \(0\.99999[0-9]\|1\.000000\) | [0-9.]*e-0[5-9] |$' sentence_transformers torch numpy
+else
+	t_grep "bench-real: says the real model is missing, and what to run" 'skip: .*install-refs' "$T/bench-real.err"
+	t_skip "bench-real tables" "the real all-MiniLM-L6-v2 is not in $refs (scripts/install-refs)"
+fi
+
+if cmp -s "$T/results.before" "$EMB_TOP/bench/RESULTS.md"; then
+	t_pass "nothing appended to bench/RESULTS.md"
+else
+	t_fail "nothing appended to bench/RESULTS.md" "bench/RESULTS.md changed during the smoke runs"
+fi
+t_ok "bench/seqlen.svg left alone" cmp -s "$T/svg.before" "$EMB_TOP/bench/seqlen.svg"
+fi
