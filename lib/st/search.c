@@ -373,11 +373,13 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 		char num[32];
 		emb_err e = { "" };
 
+		if (rc < 0)     /* the reader's message, into e: no aliasing */
+			snprintf(e.msg, sizeof(e.msg), "%s", err->msg);
 		if (rc < 0 || emb_record_parse(rec, line, len, &e) < 0 ||
 		    emb_record_get_floats(rec, "embedding", &row, &rows, &cols,
 		                          &e) < 0) {
 			emb_err_set(err, "%s:%zu: %s", emb_reader_name(rd),
-			            emb_reader_lineno(rd), rc < 0 ? err->msg : e.msg);
+			            emb_reader_lineno(rd), e.msg);
 			goto fail;
 		}
 		if (rows != 1 || cols == 0 || cols > (1u << 20)) {
