@@ -237,7 +237,7 @@ print("raced")
 PY
 )
 	case $r in
-	raced) echo "ok - emb-quantize -o, SIG$sig mid-write # skip every run ended before the signal" ;;
+	raced) t_skip "emb-quantize -o, SIG$sig mid-write" "every run ended before the signal" ;;
 	*)
 		want=$(sigstatus $sig)
 		t_eq "emb-quantize -o, SIG$sig mid-write: the signal's status" "${r%% *}" "killed"
@@ -391,5 +391,5 @@ PY
 	t_eq "F64 tensors: exit 0" "$?" 0
 	t_ok "F64 tensors: the vectors of the same weights in BF16" cmp -s "$T/out" "$T/want"
 else
-	echo "ok - F64 tensors # skip python3 not found"
+	t_skip "F64 tensors" "python3 not found"
 fi
