@@ -343,11 +343,25 @@ static int window_of(int64_t *w, const emb_record *rec, emb_err *err)
 	return 0;
 }
 
+static int from_reader(emb_index **out, emb_reader *rd, const char *path,
+                       unsigned precs, emb_err *err);
+
 int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
                          size_t max_line, emb_err *err)
 {
+	emb_reader *rd;
+
+	*out = NULL;
+	if (emb_reader_open(&rd, path, max_line, err) < 0)
+		return -1;
+	return from_reader(out, rd, path, precs, err);
+}
+
+/* the index of the records of RD (stolen) */
+static int from_reader(emb_index **out, emb_reader *rd, const char *path,
+                       unsigned precs, emb_err *err)
+{
 	emb_index *ix = calloc(1, sizeof(*ix));
-	emb_reader *rd = NULL;
 	emb_record *rec = emb_record_new();
 	float *v = NULL;
 	char *ids = NULL;
@@ -361,8 +375,6 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 	*out = NULL;
 	if (!ix || !rec || !(ix->path = strdup(path ? path : "-")))
 		goto nomem;
-	if (emb_reader_open(&rd, path, max_line, err) < 0)
-		goto fail;
 	if (grow((void **)&off, &ocap, 1, sizeof(*off)) < 0)
 		goto nomem;
 	off[0] = 0;
@@ -713,23 +725,29 @@ int emb_index_open(emb_index **out, const char *path, size_t max_line,
                    emb_err *err)
 {
 	unsigned char h[9];
-	int fd = open(path, O_RDONLY), isst = 0;
-	struct stat sb;
+	size_t size;
+	int fd, isst = 0;
 	emb_index *ix;
+	emb_reader *rd;
 
 	*out = NULL;
-	if (fd < 0)
-		return emb_err_set(err, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 9 &&
-	    read(fd, h, 9) == 9 && h[8] == '{') {
+	/* the one opener of io/file.h: a regular file, opened without
+	 * waiting (a FIFO or /dev/zero as the index is refused) */
+	if ((fd = emb_file_open(NULL, path, &size, err)) < 0)
+		return -1;
+	if (size >= 9 && pread(fd, h, 9, 0) == 9 && h[8] == '{') {
 		uint64_t hl = 0;
 		for (int i = 0; i < 8; i++)
 			hl |= (uint64_t)h[i] << (8 * i);
-		isst = hl <= (uint64_t)sb.st_size - 8;
+		isst = hl <= (uint64_t)size - 8;
+	}
+	if (!isst) {
+		/* vectors JSONL, read from the descriptor checked here */
+		if (emb_reader_open_fd(&rd, fd, path, max_line, err) < 0)
+			return -1;
+		return from_reader(out, rd, path, EMB_IX_F32, err);
 	}
 	close(fd);
-	if (!isst)
-		return emb_index_from_jsonl(out, path, EMB_IX_F32, max_line, err);
 	if (!(ix = calloc(1, sizeof(*ix))) || !(ix->path = strdup(path))) {
 		free(ix);
 		return emb_err_set(err, "%s: out of memory", path);
