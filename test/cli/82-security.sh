@@ -481,3 +481,42 @@ rm -f "$T/in.fifo" && mkfifo "$T/in.fifo"
 timeout 10 emb-search --index "$T/l2.jsonl" "$T/in.fifo" > "$T/out" 2> "$T/err"; s=$?
 wait
 t_eq "a FIFO as the input: read as a stream" "$s$(wc -l < "$T/out" | tr -d ' ')" 01
+
+# --- scores are numbers ----------------------------------------------------
+# stored norms are checked against the vectors: 0, NaN, negative, wrong
+printf '{"id":"a","embedding":[1,0,0,0]}\n{"id":"b","embedding":[0,1,0,0]}\n' > "$T/n.jsonl"
+emb-search --build "$T/n.index" "$T/n.jsonl"
+printf '{"embedding":[1,1,0,0]}\n' > "$T/q4.jsonl"
+if command -v python3 > /dev/null 2>&1; then
+	for v in 0 nan -1 1e-20; do
+		python3 - "$T/n.index" "$T/bad.index" "$v" <<'PY'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+hl = struct.unpack('<Q', b[:8])[0]
+o0, o1 = json.loads(b[8:8 + hl])['norms.f32']['data_offsets']
+for i in range(8 + hl + o0, 8 + hl + o1, 4):
+    b[i:i + 4] = struct.pack('<f', float(sys.argv[3]))
+open(sys.argv[2], 'wb').write(b)
+PY
+		emb-search --index "$T/bad.index" "$T/q4.jsonl" > "$T/out" 2> "$T/err"; s=$?
+		t_eq "stored norms $v: exit 3" "$s" 3
+		t_grep "stored norms $v: named" "bad.index: tensor 'norms.f32': document 0's norm .* is not its vector's (1)" "$T/err"
+		t_lines "stored norms $v: nothing on stdout" 0 "$T/out"
+	done
+else
+	t_skip "stored norms checked against the vectors" "python3 not found"
+fi
+# finite documents and queries whose float products overflow
+printf '{"id":"big","embedding":[3e38,3e38,3e38,3e38]}\n{"id":"par","embedding":[1,1,1,1]}\n{"id":"a","embedding":[1,0,0,0]}\n' > "$T/big.jsonl"
+printf '{"embedding":[1,1,1,1]}\n{"embedding":[3e38,3e38,3e38,3e38]}\n' > "$T/qb.jsonl"
+emb-search --index "$T/big.jsonl" -k 3 "$T/qb.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "3e38 values, cosine: exit 0" "$s" 0
+t_eq "3e38 values, cosine: both parallel documents first, score 1, none lost" \
+	"$(grep -c -x '{"results":\[{"id":"big","score":1},{"id":"par","score":1},{"id":"a","score":0.5}\]}' "$T/out")" 2
+t_nogrep "3e38 values, cosine: no null score" "null" "$T/out"
+t_grep "a 3e38 query scores its documents, not 0" '"id":"a","score":0.5' "$T/out"
+emb-search --index "$T/big.jsonl" --score dot -k 3 "$T/qb.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "3e38 values, dot: the overflowing queries fail (exit 1)" "$s" 1
+t_grep "3e38 values, dot: said, naming the query line" "^emb-search: error (at .*qb.jsonl:1): a dot product with a document of .* is past float32's range" "$T/err"
+t_lines "3e38 values, dot: no result written for them" 0 "$T/out"
+t_nogrep "3e38 values, dot: no null score" "null" "$T/out"
