@@ -159,7 +159,8 @@ typedef struct emb_best_per emb_best_per;
 int emb_best_per_new(emb_best_per **out, const emb_index *ix,
                      const emb_search_opts *o, emb_err *err);
 void emb_best_per_free(emb_best_per *b);
-/* q (m, dim) -> hits (m, o->k), nhits (m); -1 (err): out of memory */
+/* q (m, dim) -> hits (m, o->k), nhits (m; -1 for a query as
+ * emb_search_run says); -1 (err): out of memory */
 int emb_best_per_run(emb_best_per *b, emb_hit *hits, int *nhits,
                      const float *q, int m, emb_err *err);
 

@@ -482,7 +482,7 @@ static const struct mopt search_ok[] = {
 	{ "index", 0, 'r' }, { "top-k", 'k', 'r' }, { "score", 0, 'r' },
 	{ "threshold", 0, 'r' }, { "search", 0, 'r' }, { "rescore", 0, 'r' },
 	{ "rescore-with", 0, 'r' }, { "keep", 0, 0 }, { "threads", 'j', 'r' },
-	{ 0 } };
+	{ "best-per", 0, 'r' }, { 0 } };
 
 static const struct mprog {
 	const char *name;
