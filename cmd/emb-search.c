@@ -192,8 +192,9 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 	for (int i = 0; i < n; i++) {
 		item *it = rs[i]->user;
 		it->n = c->nhits[i];
-		memcpy(it->hits, c->hits + (size_t)i * c->so.k,
-		       (size_t)it->n * sizeof(emb_hit));
+		if (it->n > 0)
+			memcpy(it->hits, c->hits + (size_t)i * c->so.k,
+			       (size_t)it->n * sizeof(emb_hit));
 	}
 	return 0;
 }

@@ -30,7 +30,9 @@ typedef struct emb_err {
 	char msg[EMB_ERR_MAX];
 } emb_err;
 
-/* Format a one-line message into err (may be NULL). Always returns -1. */
+/* Format a one-line message into err (may be NULL). Always returns -1.
+ * The message is built apart and then copied, so an argument may be
+ * err->msg (a prefix added to the message already there). */
 int emb_err_set(emb_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

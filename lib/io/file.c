@@ -117,6 +117,27 @@ int emb_file_open(const char *root, const char *path, size_t *size,
 	return fd;
 }
 
+int emb_file_open_stream(const char *path, emb_err *err)
+{
+	struct stat sb;
+	int fd;
+
+	if (stat(path, &sb) < 0)
+		return fail(errno, err, "%s: %s", path, strerror(errno));
+	if (!S_ISFIFO(sb.st_mode))
+		return emb_file_open(NULL, path, NULL, err);
+	/* a pipe by name: waiting for its writer is what reading one means */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail(errno, err, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) < 0 || !(S_ISFIFO(sb.st_mode) || S_ISREG(sb.st_mode))) {
+		close(fd);
+		return fail(EINVAL, err, "%s: not a regular file (%s)", path,
+		            kind(sb.st_mode));
+	}
+	return fd;
+}
+
 char *emb_file_read(const char *root, const char *path, size_t max,
                     size_t *len, emb_err *err)
 {

@@ -31,6 +31,16 @@ int emb_file_open(const char *root, const char *path, size_t *size,
                   emb_err *err);
 
 /*
+ * Open PATH that a tool reads as a stream (its input records): a regular
+ * file by emb_file_open's rules (ROOT NULL), or a FIFO, opened in
+ * blocking mode since a pipe's writer may come later.  A directory,
+ * device or socket is refused before it is opened, with emb_file_open's
+ * message ("not a regular file (a character device)").  The descriptor
+ * (new: close()), or -1 with err set.
+ */
+int emb_file_open_stream(const char *path, emb_err *err);
+
+/*
  * Read PATH whole (emb_file_open's rules; at most MAX bytes, else an
  * error naming the limit) into a new NUL-terminated buffer (free());
  * *len its length.  NULL with err set on failure (errno ENOENT as above).

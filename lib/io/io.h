@@ -159,11 +159,16 @@ unsigned emb_pool_modes_parse(const char *s);
 
 typedef struct emb_reader emb_reader;
 
-/* PATH NULL or "-" is stdin; lines longer than MAX_LINE bytes are
+/* PATH NULL or "-" is stdin, else a regular file or a FIFO
+ * (emb_file_open_stream: never a device); lines longer than MAX_LINE bytes are
  * skipped (without being held in memory) and reported as errors.
  * *out: new, emb_reader_free. */
 int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
                     emb_err *err);
+/* the same over the descriptor FD (stolen; 0: stdin, kept open), named
+ * NAME in messages */
+int emb_reader_open_fd(emb_reader **out, int fd, const char *name,
+                       size_t max_line, emb_err *err);
 void emb_reader_free(emb_reader *r);
 /* 1: a line in *line, *len (borrowed until the next call; no newline,
  * a trailing CR removed); 0: end of input; -1: this line is bad (too

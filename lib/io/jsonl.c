@@ -46,36 +46,29 @@ struct emb_reader {
 	uint64_t done, total;
 };
 
-int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
-                    emb_err *err)
+int emb_reader_open_fd(emb_reader **out, int fd, const char *name,
+                       size_t max_line, emb_err *err)
 {
 	emb_reader *r;
 	struct stat st;
 
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		if (fd > 0)
+			close(fd);
 		return emb_err_set(err, "out of memory");
-	if (!path || !strcmp(path, "-")) {
-		r->fd = 0;
-		r->is_stdin = 1;
-		r->name = strdup("<stdin>");
-	} else {
-		r->fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (r->fd < 0) {
-			emb_err_set(err, "%s: %s", path, strerror(errno));
-			free(r);
-			return -1;
-		}
-		r->name = strdup(path);
 	}
+	r->fd = fd;
+	r->is_stdin = fd == 0;
+	r->name = strdup(name);
 	r->rbuf = malloc(READ_CHUNK);
 	if (!r->name || !r->rbuf) {
 		emb_reader_free(r);
 		return emb_err_set(err, "out of memory");
 	}
 	if (fstat(r->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		emb_err_set(err, "%s: %s", r->name, strerror(EISDIR));
+		emb_err_set(err, "%s: not a regular file (a directory)", r->name);
 		emb_reader_free(r);
 		return -1;
 	}
@@ -88,6 +81,20 @@ int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
 	r->max_line = max_line ? max_line : (size_t)-1;
 	*out = r;
 	return 0;
+}
+
+int emb_reader_open(emb_reader **out, const char *path, size_t max_line,
+                    emb_err *err)
+{
+	int fd;
+
+	*out = NULL;
+	if (!path || !strcmp(path, "-"))
+		return emb_reader_open_fd(out, 0, "<stdin>", max_line, err);
+	/* a regular file or a FIFO; never a device, socket or directory */
+	if ((fd = emb_file_open_stream(path, err)) < 0)
+		return -1;
+	return emb_reader_open_fd(out, fd, path, max_line, err);
 }
 
 void emb_reader_free(emb_reader *r)

@@ -10,6 +10,7 @@
  * regardless.  Sums are float32 in token order; divisors as ST computes
  * them (mask sums clamped to 1e-9; max over an all-masked column is -1e9).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,14 @@ void emb_normalize(float *v, int d)
 
 	for (j = 0; j < d; j++)
 		ss += (double)v[j] * v[j];
+	if (sqrt(ss) > FLT_MAX) {
+		/* finite values whose norm is past float's range: divide in
+		 * double (a float norm would be infinite, the vector 0) */
+		double dn = sqrt(ss);
+		for (j = 0; j < d; j++)
+			v[j] = (float)(v[j] / dn);
+		return;
+	}
 	norm = (float)sqrt(ss);
 	if (norm < 1e-12f)
 		norm = 1e-12f;

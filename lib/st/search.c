@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@
 #define QMAX 256                /* queries per pass */
 #define HEAP_BYTES ((size_t)64 << 20)   /* all threads' heaps at most */
 #define NORM_EPS 1e-12f
+/* past this norm a document is scored exactly (in double): 1/norm would
+ * lose precision in float, and a float product could overflow */
+#define NORM_EXACT 1e30
 
 struct emb_index {
 	char *path;
@@ -225,8 +229,18 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 			if (!m)
 				goto nomem;
 			for (size_t j = 0; j < n; j++)
-				for (int kk = 0; kk < dim; kk++)
-					m[j * dim + kk] = emb_f32_to_f16(v[j * dim + kk]);
+				for (int kk = 0; kk < dim; kk++) {
+					float x = v[j * dim + kk];
+					uint16_t h = emb_f32_to_f16(x);
+					/* rounded to infinity: not a number to score */
+					if ((h & 0x7c00) == 0x7c00)
+						return emb_err_set(err, "%s: record %zu: value "
+						                   "%d (%g) is past float16's "
+						                   "range (65504): no f16 "
+						                   "matrix of it", ix->path,
+						                   j + 1, kk, (double)x);
+					m[j * dim + kk] = h;
+				}
 			ix->f16 = m;
 		} else if (p == EMB_IX_INT8) {
 			int8_t *m = ix->own[slot++] = calloc(pn + 1, 1);
@@ -242,6 +256,15 @@ static int build_matrices(emb_index *ix, const float *v, unsigned precs,
 			emb_vq_ranges_init(r, r + dim, dim);
 			for (size_t j = 0; j < n; j++)
 				emb_vq_ranges_add(r, r + dim, v + j * dim, dim);
+			for (int kk = 0; n && kk < dim; kk++)
+				if (!isfinite(r[dim + kk] - r[kk])) {
+					free(q);
+					return emb_err_set(err, "%s: dimension %d spans "
+					                   "more than float32's range (%g "
+					                   "to %g): no int8 matrix of it",
+					                   ix->path, kk, (double)r[kk],
+					                   (double)r[dim + kk]);
+				}
 			for (size_t j = 0; j < n; j++) {
 				emb_vq_quantize(q, EMB_VQ_INT8, v + j * dim, dim, r, r + dim);
 				for (int kk = 0; kk < dim; kk++)
@@ -343,11 +366,25 @@ static int window_of(int64_t *w, const emb_record *rec, emb_err *err)
 	return 0;
 }
 
+static int from_reader(emb_index **out, emb_reader *rd, const char *path,
+                       unsigned precs, emb_err *err);
+
 int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
                          size_t max_line, emb_err *err)
 {
+	emb_reader *rd;
+
+	*out = NULL;
+	if (emb_reader_open(&rd, path, max_line, err) < 0)
+		return -1;
+	return from_reader(out, rd, path, precs, err);
+}
+
+/* the index of the records of RD (stolen) */
+static int from_reader(emb_index **out, emb_reader *rd, const char *path,
+                       unsigned precs, emb_err *err)
+{
 	emb_index *ix = calloc(1, sizeof(*ix));
-	emb_reader *rd = NULL;
 	emb_record *rec = emb_record_new();
 	float *v = NULL;
 	char *ids = NULL;
@@ -361,8 +398,6 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 	*out = NULL;
 	if (!ix || !rec || !(ix->path = strdup(path ? path : "-")))
 		goto nomem;
-	if (emb_reader_open(&rd, path, max_line, err) < 0)
-		goto fail;
 	if (grow((void **)&off, &ocap, 1, sizeof(*off)) < 0)
 		goto nomem;
 	off[0] = 0;
@@ -373,11 +408,13 @@ int emb_index_from_jsonl(emb_index **out, const char *path, unsigned precs,
 		char num[32];
 		emb_err e = { "" };
 
+		if (rc < 0)     /* the reader's message, into e: no aliasing */
+			snprintf(e.msg, sizeof(e.msg), "%s", err->msg);
 		if (rc < 0 || emb_record_parse(rec, line, len, &e) < 0 ||
 		    emb_record_get_floats(rec, "embedding", &row, &rows, &cols,
 		                          &e) < 0) {
 			emb_err_set(err, "%s:%zu: %s", emb_reader_name(rd),
-			            emb_reader_lineno(rd), rc < 0 ? err->msg : e.msg);
+			            emb_reader_lineno(rd), e.msg);
 			goto fail;
 		}
 		if (rows != 1 || cols == 0 || cols > (1u << 20)) {
@@ -602,6 +639,53 @@ wrong:
 	return NULL;
 }
 
+/* the L2 norm of document j in precision p, in double (cannot overflow
+ * for finite float32 values); NAN when a value is not finite */
+static double doc_norm(const emb_index *ix, unsigned p, size_t j)
+{
+	double ss = 0;
+
+	if (p == EMB_IX_BINARY)
+		return sqrt((double)ix->dim);
+	for (int kk = 0; kk < ix->dim; kk++) {
+		double x = doc_value(ix, p, j, kk);
+		ss += x * x;
+	}
+	return sqrt(ss);
+}
+
+/*
+ * An index file's stored norms are not trusted: each is checked against
+ * the norm of its vector, computed here (which also finds a NaN or
+ * infinity in the matrix), as the writer stores it (float).
+ */
+static int check_norms(const emb_index *ix, emb_err *err)
+{
+	static const char *const nn[4] = { "norms.f32", "norms.f16",
+	                                   "norms.int8", "norms.binary" };
+
+	for (int b = 0; b < 4; b++) {
+		unsigned p = 1u << b;
+		if (!(ix->precs & p))
+			continue;
+		for (size_t j = 0; j < ix->n; j++) {
+			double d = doc_norm(ix, p, j);
+			float want = (float)d, got = ix->norm[b][j];
+			if (!isfinite(d))
+				return emb_err_set(err, "%s: tensor '%s': document %zu "
+				                   "holds a value that is not finite",
+				                   ix->path, prec_names[b], j);
+			if (got == want || (isfinite(want) && isfinite(got) &&
+			    fabs((double)got - d) <= 1e-6 * d))
+				continue;
+			return emb_err_set(err, "%s: tensor '%s': document %zu's "
+			                   "norm %g is not its vector's (%g)",
+			                   ix->path, nn[b], j, (double)got, d);
+		}
+	}
+	return 0;
+}
+
 static int open_file(emb_index *ix, emb_err *err)
 {
 	const char *fmt, *s;
@@ -663,10 +747,12 @@ static int open_file(emb_index *ix, emb_err *err)
 			return emb_err_set(err, "%s: tensors 'int8.min' and 'int8.max' "
 			                   "are missing", ix->path);
 		for (int i = 0; !bad && i < ix->dim; i++)
-			if (!isfinite(ix->mins[i]) || !isfinite(ix->maxs[i]))
-				return emb_err_set(err, "%s: tensor 'int8.min' or 'int8.max' "
-				                   "holds a value that is not finite",
-				                   ix->path);
+			if (!isfinite(ix->mins[i]) || !isfinite(ix->maxs[i]) ||
+			    !isfinite(ix->maxs[i] - ix->mins[i]) ||
+			    ix->maxs[i] < ix->mins[i])
+				return emb_err_set(err, "%s: tensors 'int8.min' and "
+				                   "'int8.max': dimension %d is not a "
+				                   "finite range", ix->path, i);
 	}
 	for (int b = 0; b < 4; b++) {
 		static const char *const nn[4] = { "norms.f32", "norms.f16",
@@ -687,7 +773,7 @@ static int open_file(emb_index *ix, emb_err *err)
 	if (!ix->precs)
 		return emb_err_set(err, "%s: the index holds no vectors (no f32, "
 		                   "f16, int8 or binary tensor)", ix->path);
-	return 0;
+	return check_norms(ix, err);
 }
 
 /* the optional tensor 'windows' (n, 3) of an index file */
@@ -711,23 +797,29 @@ int emb_index_open(emb_index **out, const char *path, size_t max_line,
                    emb_err *err)
 {
 	unsigned char h[9];
-	int fd = open(path, O_RDONLY), isst = 0;
-	struct stat sb;
+	size_t size;
+	int fd, isst = 0;
 	emb_index *ix;
+	emb_reader *rd;
 
 	*out = NULL;
-	if (fd < 0)
-		return emb_err_set(err, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 9 &&
-	    read(fd, h, 9) == 9 && h[8] == '{') {
+	/* the one opener of io/file.h: a regular file, opened without
+	 * waiting (a FIFO or /dev/zero as the index is refused) */
+	if ((fd = emb_file_open(NULL, path, &size, err)) < 0)
+		return -1;
+	if (size >= 9 && pread(fd, h, 9, 0) == 9 && h[8] == '{') {
 		uint64_t hl = 0;
 		for (int i = 0; i < 8; i++)
 			hl |= (uint64_t)h[i] << (8 * i);
-		isst = hl <= (uint64_t)sb.st_size - 8;
+		isst = hl <= (uint64_t)size - 8;
+	}
+	if (!isst) {
+		/* vectors JSONL, read from the descriptor checked here */
+		if (emb_reader_open_fd(&rd, fd, path, max_line, err) < 0)
+			return -1;
+		return from_reader(out, rd, path, EMB_IX_F32, err);
 	}
 	close(fd);
-	if (!isst)
-		return emb_index_from_jsonl(out, path, EMB_IX_F32, max_line, err);
 	if (!(ix = calloc(1, sizeof(*ix))) || !(ix->path = strdup(path))) {
 		free(ix);
 		return emb_err_set(err, "%s: out of memory", path);
@@ -909,6 +1001,7 @@ struct emb_search {
 	float **dbuf;           /* (FBLOCK, dim) packed block, f16 / int8 */
 	emb_hit **heap;         /* (qmax, kc) */
 	int **hn;               /* (qmax) */
+	int **ovf;              /* (qmax) 1: a score past float32's range */
 	/* the pass */
 	float *qn;              /* (qmax, dim) queries (normalized: cosine) */
 	uint64_t *qb;           /* (qmax, words) query sign bits */
@@ -937,7 +1030,9 @@ void emb_search_free(emb_search *s)
 		if (s->dbuf) free(s->dbuf[t]);
 		if (s->heap) free(s->heap[t]);
 		if (s->hn) free(s->hn[t]);
+		if (s->ovf) free(s->ovf[t]);
 	}
+	free(s->ovf);
 	free(s->sbuf);
 	free(s->dbuf);
 	free(s->heap);
@@ -962,8 +1057,11 @@ static float *inv_norms(const emb_index *ix, unsigned p)
 
 	if (!inv)
 		return NULL;
+	/* a norm past NORM_EXACT (or past float's range): NAN, which sends
+	 * each of its scores to exact_score */
 	for (size_t j = 0; j < ix->n; j++)
-		inv[j] = 1.0f / (nm[j] > NORM_EPS ? nm[j] : NORM_EPS);
+		inv[j] = !(nm[j] <= NORM_EXACT) ? NAN :
+		         1.0f / (nm[j] > NORM_EPS ? nm[j] : NORM_EPS);
 	return inv;
 }
 
@@ -1043,6 +1141,7 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 	    !(s->dbuf = calloc((size_t)s->nth, sizeof(*s->dbuf))) ||
 	    !(s->heap = calloc((size_t)s->nth, sizeof(*s->heap))) ||
 	    !(s->hn = calloc((size_t)s->nth, sizeof(*s->hn))) ||
+	    !(s->ovf = calloc((size_t)s->nth, sizeof(*s->ovf))) ||
 	    !(s->qn = malloc((size_t)s->qmax * dim * sizeof(float))) ||
 	    !(s->qb = malloc((size_t)s->qmax * words * 8)) ||
 	    !(s->merge = malloc((size_t)s->nth * kc * sizeof(emb_hit))))
@@ -1050,7 +1149,8 @@ int emb_search_new(emb_search **out, const emb_index *ix,
 	for (int t = 0; t < s->nth; t++) {
 		if (!(s->sbuf[t] = malloc((size_t)s->qmax * FBLOCK * sizeof(float))) ||
 		    !(s->heap[t] = malloc((size_t)s->qmax * kc * sizeof(emb_hit))) ||
-		    !(s->hn[t] = malloc((size_t)s->qmax * sizeof(int))))
+		    !(s->hn[t] = malloc((size_t)s->qmax * sizeof(int))) ||
+		    !(s->ovf[t] = malloc((size_t)s->qmax * sizeof(int))))
 			goto nomem;
 		if ((s->first & (EMB_IX_F16 | EMB_IX_INT8)) &&
 		    !(s->dbuf[t] = malloc((size_t)FBLOCK * dim * sizeof(float))))
@@ -1093,42 +1193,90 @@ static const float *float_block(emb_search *s, int tid, size_t j0, int nb)
 	return d;
 }
 
+/*
+ * The score of document j against query qv (dim; normalized for cosine)
+ * in precision p, in double: for the few whose float score is not a
+ * number (a product or sum past float32's range, a norm past
+ * NORM_EXACT).  Cosine: in [-1, 1]; 0 against a zero vector.  Dot: may
+ * lie past float32's range, which the caller reports.
+ */
+static double exact_score(const emb_search *s, unsigned p, const float *qv,
+                          size_t j)
+{
+	const emb_index *ix = s->ix;
+	double dot = 0, ss = 0;
+
+	for (int kk = 0; kk < ix->dim; kk++) {
+		double x = doc_value(ix, p, j, kk);
+		dot += (double)qv[kk] * x;
+		ss += x * x;
+	}
+	if (s->score != EMB_SCORE_COSINE)
+		return dot;
+	ss = sqrt(ss);
+	return dot / (ss > NORM_EPS ? ss : NORM_EPS);
+}
+
+/* one query's scan of a block: its heap, the bar, where to say that a
+ * score is past float32's range */
+struct scan {
+	const emb_search *s;
+	const float *qv;        /* the query, as the GEMM saw it */
+	emb_hit *h;
+	int *n, cap;
+	float thr;
+	int *ovf;
+};
+
+/* document doc's float score x into the heap; a score that is not a
+ * number is computed again exactly, and never ranked when that is past
+ * float32's range either */
+static void offer(const struct scan *sc, float x, uint32_t doc)
+{
+	if (!isfinite(x)) {
+		double e = exact_score(sc->s, sc->s->first, sc->qv, doc);
+		if (!(fabs(e) <= FLT_MAX)) {
+			*sc->ovf = 1;
+			return;
+		}
+		x = (float)e;
+	}
+	if (*sc->n < sc->cap ? x >= sc->thr :
+	    x > sc->h[0].score || (x == sc->h[0].score && doc < sc->h[0].doc))
+		heap_push(sc->h, sc->n, sc->cap, x, doc);
+}
+
 /* scores row (nb) of documents j0.. (times inv, when not NULL) into the
- * heap h (*n of cap kept; entry bar thr while not full) */
-static void scan_row(const float *row, const float *inv, emb_hit *h, int *n,
-                     int cap, float thr, uint32_t j0, int nb)
+ * heap of sc (entry bar sc->thr while not full) */
+static void scan_row(const struct scan *sc, const float *row,
+                     const float *inv, uint32_t j0, int nb)
 {
 	int j = 0;
 
 	/* filling: every score that clears the bar goes in */
-	for (; j < nb && *n < cap; j++) {
-		float v = inv ? row[j] * inv[j] : row[j];
-		if (v >= thr)
-			heap_push(h, n, cap, v, j0 + (uint32_t)j);
-	}
+	for (; j < nb && *sc->n < sc->cap; j++)
+		offer(sc, inv ? row[j] * inv[j] : row[j], j0 + (uint32_t)j);
 	if (j >= nb)
 		return;
 #ifdef __SSE2__
-	/* full: 4 at a time, only a lane at or above the worst kept needs the
-	 * exact comparison (ties by index) */
+	/* full: 4 at a time, only a lane at or above the worst kept, or not
+	 * a number, needs the exact comparison (ties by index) */
 	for (; j + 4 <= nb; j += 4) {
 		__m128 v = _mm_loadu_ps(row + j);
 		if (inv)
 			v = _mm_mul_ps(v, _mm_loadu_ps(inv + j));
-		if (!_mm_movemask_ps(_mm_cmpge_ps(v, _mm_set1_ps(h[0].score))))
+		__m128 in = _mm_or_ps(_mm_cmpge_ps(v, _mm_set1_ps(sc->h[0].score)),
+		                      _mm_cmpnlt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f),
+		                                                  v),
+		                                    _mm_set1_ps(INFINITY)));
+		if (!_mm_movemask_ps(in))
 			continue;
-		for (int l = j; l < j + 4; l++) {
-			float x = inv ? row[l] * inv[l] : row[l];
-			if (x > h[0].score || (x == h[0].score && j0 + l < h[0].doc))
-				heap_push(h, n, cap, x, j0 + (uint32_t)l);
-		}
+		for (int l = j; l < j + 4; l++)
+			offer(sc, inv ? row[l] * inv[l] : row[l], j0 + (uint32_t)l);
 	}
 #endif
-	for (; j < nb; j++) {
-		float x = inv ? row[j] * inv[j] : row[j];
-		if (x > h[0].score || (x == h[0].score && j0 + j < h[0].doc))
-			heap_push(h, n, cap, x, j0 + (uint32_t)j);
-	}
+	for (; j < nb; j++)
+		offer(sc, inv ? row[j] * inv[j] : row[j], j0 + (uint32_t)j);
 }
 
 static void float_task(void *ctx, size_t begin, size_t end, int tid)
@@ -1144,10 +1292,14 @@ static void float_task(void *ctx, size_t begin, size_t end, int tid)
 		const float *wp = float_block(s, tid, j0, nb);
 		// queries (m, dim) @ block (nb, dim)^T -> y (m, nb), stride FBLOCK
 		s->kern->gemm(y, FBLOCK, s->qn, ix->dim, wp, NULL, s->m, nb, ix->dim);
-		for (int q = 0; q < s->m; q++)
-			scan_row(y + (size_t)q * FBLOCK, s->inv ? s->inv + j0 : NULL,
-			         s->heap[tid] + (size_t)q * kc, &s->hn[tid][q], kc,
-			         s->thr, (uint32_t)j0, nb);
+		for (int q = 0; q < s->m; q++) {
+			struct scan sc = { s, s->qn + (size_t)q * ix->dim,
+			                   s->heap[tid] + (size_t)q * kc,
+			                   &s->hn[tid][q], kc, s->thr,
+			                   &s->ovf[tid][q] };
+			scan_row(&sc, y + (size_t)q * FBLOCK,
+			         s->inv ? s->inv + j0 : NULL, (uint32_t)j0, nb);
+		}
 	}
 }
 
@@ -1209,9 +1361,11 @@ static void binary_task(void *ctx, size_t begin, size_t end, int tid)
  * per element in order as its GEMM computes an element, so that an f32
  * rescore gives the exact search's score bit for bit; f16 and int8
  * documents are widened into s->rbuf first */
-static void rescore(emb_search *s, unsigned p, const float *q, emb_hit *h,
-                    int n)
+static int rescore(emb_search *s, unsigned p, const float *q, emb_hit *h,
+                   int n)
 {
+	int ovf = 0;
+
 	const emb_index *ix = s->ix;
 	int dim = ix->dim;
 
@@ -1239,9 +1393,18 @@ static void rescore(emb_search *s, unsigned p, const float *q, emb_hit *h,
 			}
 		}
 		s->kern->dot4(acc, q, x, inc, dim);
-		for (int c = 0; c < g; c++)
-			h[c0 + c].score = s->invw ? acc[c] * s->invw[j[c]] : acc[c];
+		for (int c = 0; c < g; c++) {
+			float v = s->invw ? acc[c] * s->invw[j[c]] : acc[c];
+			if (!isfinite(v)) {     /* as offer() */
+				double e = exact_score(s, p, q, j[c]);
+				if (!(fabs(e) <= FLT_MAX))
+					ovf = 1;
+				v = (float)e;
+			}
+			h[c0 + c].score = v;
+		}
 	}
+	return ovf;
 }
 
 void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
@@ -1262,8 +1425,10 @@ void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
 		if (s->score == EMB_SCORE_COSINE && s->first != EMB_IX_BINARY)
 			for (int i = 0; i < mm; i++)
 				emb_normalize(s->qn + (size_t)i * dim, dim);
-		for (int t = 0; t < s->nth; t++)
+		for (int t = 0; t < s->nth; t++) {
 			memset(s->hn[t], 0, (size_t)mm * sizeof(int));
+			memset(s->ovf[t], 0, (size_t)mm * sizeof(int));
+		}
 		s->thr = s->use_thr && !s->with ? s->thr0 : -INFINITY;
 		if (s->first == EMB_IX_BINARY) {
 			for (int i = 0; i < mm; i++)
@@ -1276,7 +1441,13 @@ void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
 		}
 		for (int i = 0; i < mm; i++) {
 			emb_hit *out = hits + (size_t)(q0 + i) * s->k;
-			int nm = 0, keep;
+			int nm = 0, keep, ovf = 0;
+			for (int t = 0; t < s->nth; t++)
+				ovf |= s->ovf[t][i];
+			if (ovf) {      /* a score past float32's range */
+				nhits[q0 + i] = -1;
+				continue;
+			}
 			for (int t = 0; t < s->nth; t++) {
 				int c = s->hn[t][i];
 				memcpy(s->merge + nm, s->heap[t] + (size_t)i * s->kc,
@@ -1295,7 +1466,10 @@ void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
 				memcpy(qn, qv, (size_t)dim * sizeof(float));
 				if (s->score == EMB_SCORE_COSINE)
 					emb_normalize(qn, dim);
-				rescore(s, s->with, qn, s->merge, nm);
+				if (rescore(s, s->with, qn, s->merge, nm)) {
+					nhits[q0 + i] = -1;
+					continue;
+				}
 				qsort(s->merge, (size_t)nm, sizeof(emb_hit), hit_cmp);
 			}
 			keep = 0;
@@ -1372,6 +1546,12 @@ int emb_search_results_json(emb_buf *b, const emb_index *ix,
 {
 	char num[32];
 
+	if (n < 0)
+		return emb_err_set(err, "a dot product with a document of %s is "
+		                   "past float32's range (above 3.4e38 in "
+		                   "magnitude): no score to rank it by (--score "
+		                   "cosine, in [-1, 1], has no such limit)",
+		                   ix->path);
 	emb_buf_add(b, "[", 1);
 	for (int i = 0; i < n; i++) {
 		size_t len;

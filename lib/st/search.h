@@ -128,14 +128,20 @@ unsigned emb_search_first(const emb_search *s);
 unsigned emb_search_with(const emb_search *s);   /* 0: no rescoring */
 /*
  * q (m, dim) -> hits (m, k) best first, nhits (m) found per query (fewer
- * than k with a small index or a threshold).  Never fails.
+ * than k with a small index or a threshold).  Every score is a finite
+ * float: one whose float product or norm overflows is computed again in
+ * double; with EMB_SCORE_DOT, a query whose dot product with some
+ * document lies past float32's range gets nhits -1 (no hits: a score
+ * that cannot be written is never ranked), which
+ * emb_search_results_json reports.  Never fails otherwise.
  */
 void emb_search_run(emb_search *s, emb_hit *hits, int *nhits,
                     const float *q, int m);
 
 /*
- * Append the JSON array [{"id": ID, "score": S}, ...] of hits (n) to b
- * (a window's with "chunk" and "span" after its id):
+ * Append the JSON array [{"id": ID, "score": S}, ...] of hits (n; -1:
+ * the query's overflow, an error) to b (a window's with "chunk" and
+ * "span" after its id):
  * ids as the index holds them (checked to be one JSON value: an index
  * file is untrusted input), scores as emb_fmt_f32.  -1 (err) for a bad id.
  */
@@ -153,7 +159,8 @@ typedef struct emb_best_per emb_best_per;
 int emb_best_per_new(emb_best_per **out, const emb_index *ix,
                      const emb_search_opts *o, emb_err *err);
 void emb_best_per_free(emb_best_per *b);
-/* q (m, dim) -> hits (m, o->k), nhits (m); -1 (err): out of memory */
+/* q (m, dim) -> hits (m, o->k), nhits (m; -1 for a query as
+ * emb_search_run says); -1 (err): out of memory */
 int emb_best_per_run(emb_best_per *b, emb_hit *hits, int *nhits,
                      const float *q, int m, emb_err *err);
 

@@ -169,6 +169,10 @@ static int deeper(emb_best_per *b, emb_hit *out, int *nout, const float *q,
 			b->dkw = (int)kw;
 		}
 		emb_search_run(b->deep, b->dhits, &nd, q, 1);
+		if (nd < 0) {   /* a score past float32's range: the error */
+			*nout = -1;
+			return 0;
+		}
 		rc = fold(b, out, nout, b->dhits, nd, (int)kw, b->o.k);
 		if (rc < 0)
 			return emb_err_set(err, "out of memory");
@@ -187,7 +191,12 @@ int emb_best_per_run(emb_best_per *b, emb_hit *hits, int *nhits,
 		emb_search_run(b->s, b->hits, b->nhits, q + (size_t)i0 * dim, mm);
 		for (int i = 0; i < mm; i++) {
 			emb_hit *out = hits + (size_t)(i0 + i) * k;
-			int rc = fold(b, out, &nhits[i0 + i],
+			int rc;
+			if (b->nhits[i] < 0) {  /* as emb_search_run says */
+				nhits[i0 + i] = -1;
+				continue;
+			}
+			rc = fold(b, out, &nhits[i0 + i],
 			              b->hits + (size_t)i * b->kw, b->nhits[i], b->kw,
 			              k);
 			if (rc < 0)

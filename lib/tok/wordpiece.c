@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tok/tok-internal.h"
 
 
@@ -127,7 +128,8 @@ int tk_wordpiece_parse(tk_wordpiece *wp, const json_t *j, const char *file,
 int tk_wordpiece_from_vocab_txt(tk_model *out, const char *path,
                                 const char *unk, emb_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = emb_file_open(NULL, path, NULL, err);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -136,8 +138,12 @@ int tk_wordpiece_from_vocab_txt(tk_model *out, const char *path,
 
 	memset(out, 0, sizeof(*out));
 	out->type = TK_MODEL_WORDPIECE;
-	if (!f)
+	if (fd < 0)
+		return -1;
+	if (!f) {
+		close(fd);
 		return emb_err_set(err, "%s: %s", path, strerror(errno));
+	}
 	if (wp_init(wp, unk, "##", 100) < 0) {
 		fclose(f);
 		return emb_err_set(err, "out of memory");

@@ -524,9 +524,15 @@ typedef struct emb_manifest_opts {
  * a relative path of components other than "", "." and "..", without
  * control characters */
 int emb_manifest_name_ok(const char *name);
-/* NULL when a manifest may give WORD to PROG (WORD NULL: may PROG run at
- * all) without --trusted; else why not (static string) */
-const char *emb_manifest_word_refused(const char *prog, const char *word);
+/*
+ * The allow-list of emb(7) SECURITY: 0 when a manifest may run ARGV[0]
+ * (a program name) with the words ARGV[1..] (NULL-terminated; read as
+ * emb_cli_parse reads them) without --trusted.  Else -1, *bad the index
+ * of the word refused (0: the program itself) and WHY (WHYLEN bytes) the
+ * reason, without the word: "writes files: refused unless ...".
+ */
+int emb_manifest_argv_check(size_t *bad, char *why, size_t whylen,
+                            const char *const *argv);
 
 /*
  * Run the parity manifest PATH (YAML, see emb-validate(1)): for every

@@ -47,6 +47,12 @@
 #include "tool/xalloc.h"
 
 #define MAX_STAGES 8
+/* caps checked before and while parsing, so that no manifest costs more
+ * than linear time: its size, its nesting (a manifest needs 4 levels:
+ * cases, a case, its tolerance or args), its number of cases */
+#define MANIFEST_MAX ((size_t)4 << 20)
+#define MANIFEST_DEPTH 16
+#define MANIFEST_CASES 10000
 
 struct mcase {
 	char *name;
@@ -410,39 +416,188 @@ int emb_manifest_name_ok(const char *name)
 	return 1;
 }
 
-/* "-o", "-oDIR", "--output", "--output=DIR" for long name LONG and
- * short letter SHORT (0: none) */
-static int is_opt(const char *w, const char *lng, int shrt)
-{
-	size_t n = strlen(lng);
+/*
+ * The allow-list (emb(7) SECURITY): the programs a manifest may run and,
+ * for each, the options it may give them without --trusted.  Everything
+ * else is refused at load: an option that writes a file (-o, --output,
+ * --save-ranges, --force, emb-search --build), emb-validate itself
+ * (--keep, --manifest), emb-fetch (the network, $HF_TOKEN), any other
+ * emb-* program, and any option a program's own parser would not read
+ * the way this one does.  The words are read as emb_cli_parse reads
+ * them: exact long names, --NAME=VALUE, -XVALUE, a required value in the
+ * next word, operands (files read) anywhere, "--" ending the options.
+ */
+struct mopt {
+	const char *name;
+	char shrt;              /* short letter, or 0 */
+	char arg;               /* 0: none, 'r': required, 'o': optional (=) */
+};
 
-	if (shrt && w[0] == '-' && w[1] == shrt)
-		return 1;
-	return w[0] == '-' && w[1] == '-' && !strncmp(w + 2, lng, n) &&
-	       (w[2 + n] == 0 || w[2 + n] == '=');
+#define G_BASE 1u
+#define G_RAW 2u
+#define G_B64 4u
+#define G_MODEL 8u
+#define G_TEXT 16u
+#define G_CHUNK 32u
+#define G_LATE 64u
+#define G_COMPUTE 128u
+
+/* lib/tool/cli.c's common options, by the group that enables them */
+static const struct { struct mopt o; unsigned group; } common_ok[] = {
+	{ { "help", 'h', 0 }, G_BASE }, { { "version", 0, 0 }, G_BASE },
+	{ { "errors", 0, 'r' }, G_BASE }, { { "strict", 0, 0 }, G_BASE },
+	{ { "max-line", 0, 'r' }, G_BASE }, { { "progress", 0, 'o' }, G_BASE },
+	{ { "no-progress", 0, 0 }, G_BASE }, { { "fields", 0, 'r' }, G_BASE },
+	{ { "drop", 0, 'r' }, G_BASE }, { { "raw", 0, 0 }, G_RAW },
+	{ { "b64", 0, 0 }, G_B64 }, { { "model", 'm', 'r' }, G_MODEL },
+	{ { "max-length", 0, 'r' }, G_TEXT }, { { "no-truncate", 0, 0 }, G_TEXT },
+	{ { "prompt", 0, 'r' }, G_TEXT }, { { "prompt-name", 0, 'r' }, G_TEXT },
+	{ { "no-prompt", 0, 0 }, G_TEXT }, { { "tokens", 0, 0 }, G_TEXT },
+	{ { "chunk", 0, 'r' }, G_CHUNK }, { { "overlap", 0, 'r' }, G_CHUNK },
+	{ { "late", 0, 0 }, G_LATE }, { { "compute", 0, 'r' }, G_COMPUTE },
+};
+
+static const struct mopt tokenize_ok[] = { { "offsets", 0, 0 }, { 0 } };
+static const struct mopt encode_ok[] = {
+	{ "pool", 0, 'o' }, { "normalize", 0, 0 }, { "no-normalize", 0, 0 },
+	{ "dim", 0, 'r' }, { "threads", 'j', 'r' }, { "batch-tokens", 0, 'r' },
+	{ "top-k", 0, 'r' }, { "terms", 0, 0 }, { "weights", 0, 'r' },
+	{ "act", 0, 'r' }, { 0 } };
+static const struct mopt pool_ok[] = {
+	{ "mode", 0, 'r' }, { "normalize", 0, 0 }, { "no-normalize", 0, 0 },
+	{ "dim", 0, 'r' }, { "layer-norm", 0, 0 }, { "group-by", 0, 'r' },
+	{ 0 } };
+static const struct mopt rerank_ok[] = {
+	{ "activation", 0, 'r' }, { "top-k", 0, 'r' },
+	{ "return-documents", 0, 0 }, { "label", 0, 'r' }, { "logits", 0, 0 },
+	{ "threads", 'j', 'r' }, { "batch-tokens", 0, 'r' }, { "maxsim", 0, 0 },
+	{ "query", 0, 'r' }, { "skip-special", 0, 0 }, { "skip-prefix", 0, 'o' },
+	{ 0 } };
+/* not -o/--output, --save-ranges, --force, --weights (checkpoint writing) */
+static const struct mopt quantize_ok[] = {
+	{ "vectors", 0, 'r' }, { "ranges", 0, 'r' }, { "keep", 0, 0 },
+	{ "unpack", 0, 'r' }, { 0 } };
+/* not --build, --precision (index writing) */
+static const struct mopt search_ok[] = {
+	{ "index", 0, 'r' }, { "top-k", 'k', 'r' }, { "score", 0, 'r' },
+	{ "threshold", 0, 'r' }, { "search", 0, 'r' }, { "rescore", 0, 'r' },
+	{ "rescore-with", 0, 'r' }, { "keep", 0, 0 }, { "threads", 'j', 'r' },
+	{ "best-per", 0, 'r' }, { 0 } };
+
+static const struct mprog {
+	const char *name;
+	unsigned groups;
+	const struct mopt *opts;
+} manifest_progs[] = {
+	{ "emb-tokenize", G_BASE | G_RAW | G_MODEL | G_TEXT | G_CHUNK,
+	  tokenize_ok },
+	{ "emb-encode", G_BASE | G_RAW | G_B64 | G_MODEL | G_TEXT | G_CHUNK |
+	  G_LATE | G_COMPUTE, encode_ok },
+	{ "emb-pool", G_BASE | G_B64 | G_MODEL | G_CHUNK | G_LATE, pool_ok },
+	{ "emb-rerank", G_BASE | G_MODEL | G_TEXT | G_COMPUTE, rerank_ok },
+	{ "emb-quantize", G_BASE | G_MODEL | G_B64, quantize_ok },
+	{ "emb-search", G_BASE, search_ok },
+};
+
+/* the option of P named N (long, length len) or short letter SH */
+static const struct mopt *allowed_opt(const struct mprog *p, const char *n,
+                                      size_t len, char sh)
+{
+	for (size_t i = 0; i < sizeof(common_ok) / sizeof(common_ok[0]); i++) {
+		const struct mopt *o = &common_ok[i].o;
+		if (!(p->groups & common_ok[i].group))
+			continue;
+		if (n ? strlen(o->name) == len && !memcmp(o->name, n, len) :
+		        o->shrt && o->shrt == sh)
+			return o;
+	}
+	for (const struct mopt *o = p->opts; o->name; o++)
+		if (n ? strlen(o->name) == len && !memcmp(o->name, n, len) :
+		        o->shrt && o->shrt == sh)
+			return o;
+	return NULL;
 }
 
-const char *emb_manifest_word_refused(const char *prog, const char *word)
+/* why an option a program does have is still refused */
+static const char *writer_why(const char *w)
 {
-	if (strncmp(prog, "emb-", 4) || !prog[4] || strchr(prog, '/'))
-		return "is not an emb-* command";
-	if (!word)
+	static const char *const wl[] = { "output", "save-ranges", "force",
+		"build", "keep", "manifest", "trusted", "weights", "precision" };
+	size_t n;
+
+	if (w[0] == '-' && w[1] == 'o')
+		return "writes files";
+	if (w[0] != '-' || w[1] != '-')
 		return NULL;
-	if (!strcmp(prog, "emb-validate")) {
-		/* getopt_long takes any unambiguous prefix */
-		if (!strncmp(word, "--k", 3) || !strncmp(word, "--man", 5) ||
-		    !strncmp(word, "--tr", 4))
-			return "writes files or runs commands (--keep, "
-			       "--manifest, --trusted): refused unless "
-			       "emb-validate --trusted";
-		return NULL;
-	}
-	if (is_opt(word, "output", 'o') || is_opt(word, "save-ranges", 0) ||
-	    is_opt(word, "force", 0))
-		return "writes files outside the run directory (-o, --output, "
-		       "--save-ranges, --force): refused unless emb-validate "
-		       "--trusted";
+	n = strcspn(w + 2, "=");
+	for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++)
+		if (strlen(wl[i]) == n && !strncmp(w + 2, wl[i], n))
+			return "writes files";
 	return NULL;
+}
+
+int emb_manifest_argv_check(size_t *bad, char *why, size_t whylen,
+                            const char *const *argv)
+{
+	const struct mprog *p = NULL;
+	const char *prog = argv[0];
+	int dashdash = 0;
+
+	*bad = 0;
+	for (size_t i = 0; i < sizeof(manifest_progs) / sizeof(manifest_progs[0]);
+	     i++)
+		if (!strcmp(prog, manifest_progs[i].name))
+			p = &manifest_progs[i];
+	if (!p) {
+		snprintf(why, whylen, "is not a program a manifest may run "
+		         "(emb-tokenize, emb-encode, emb-pool, emb-rerank, "
+		         "emb-quantize, emb-search; %s): refused unless "
+		         "emb-validate --trusted",
+		         !strcmp(prog, "emb-fetch") ? "emb-fetch goes to the "
+		         "network" : !strcmp(prog, "emb-validate") ? "emb-validate "
+		         "writes files and runs commands" : "emb(7) SECURITY");
+		return -1;
+	}
+	for (size_t i = 1; argv[i]; i++) {
+		const char *w = argv[i], *eq = NULL;
+		const struct mopt *o;
+
+		if (dashdash || w[0] != '-' || !w[1])
+			continue;       /* an operand: a file it reads */
+		if (!strcmp(w, "--")) {
+			dashdash = 1;
+			continue;
+		}
+		if (w[1] == '-') {
+			eq = strchr(w + 2, '=');
+			o = allowed_opt(p, w + 2, eq ? (size_t)(eq - w - 2) :
+			                strlen(w + 2), 0);
+		} else {
+			o = allowed_opt(p, NULL, 0, w[1]);
+			if (o && o->arg)
+				eq = w[2] ? w + 2 : NULL;
+			else if (o && w[2])
+				o = NULL;       /* -xy: not read as two options */
+		}
+		if (!o || (eq && !o->arg)) {
+			const char *ww = writer_why(w);
+			*bad = i;
+			snprintf(why, whylen, "%s: refused unless emb-validate "
+			         "--trusted (a manifest gives %s only the options "
+			         "emb(7) SECURITY lists)", ww ? ww : "is not an "
+			         "option a manifest may give", prog);
+			return -1;
+		}
+		if (o->arg == 'r' && !eq) {
+			if (!argv[i + 1]) {
+				*bad = i;
+				snprintf(why, whylen, "needs a value");
+				return -1;
+			}
+			i++;    /* its value */
+		}
+	}
+	return 0;
 }
 
 /* "emb-a x | emb-b" -> stages */
@@ -487,14 +642,6 @@ static int get_command(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 		    !words[0][4])
 			return yerr(y, n, "command", "'%.60s' is not an emb-* "
 			            "command", words[0]);
-		for (size_t i = 0; i < nw; i++) {
-			const char *why = emb_manifest_word_refused(words[0],
-			                                            i ? words[i] : NULL);
-			if (why && (!y->m->trusted || !i))
-				return yerr(y, n, "command", "'%.60s'%s%.60s%s %s",
-				            words[0], i ? ": '" : "",
-				            i ? words[i] : "", i ? "'" : "", why);
-		}
 		if (!e)
 			break;
 		p = e + 1;
@@ -667,15 +814,29 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 		            "checkpoint built inside the run directory: a relative "
 		            "path without '.' or '..' components, not '%.60s'",
 		            c->model_name);
-	for (size_t a = 0; c->args && c->args[a]; a++)
-		for (int s = 0; s < c->nstages; s++) {
-			const char *why = emb_manifest_word_refused(
-				c->stages[s][0], c->args[a]);
-			if (why && !y->m->trusted)
-				return yerr(y, kn[9], "args", "'%.60s' (given to "
-				            "%s) %s", c->args[a], c->stages[s][0],
-				            why);
-		}
+	for (int s = 0; s < c->nstages && !y->m->trusted; s++) {
+		/* each stage's words, then the args it is given too */
+		size_t nw = strv_len(c->stages[s]), na = strv_len(c->args), bad;
+		const char **argv = emb_xcalloc(nw + na + 1, sizeof(*argv));
+		char why[EMB_ERR_MAX];
+		int r;
+
+		for (size_t i = 0; i < nw; i++)
+			argv[i] = c->stages[s][i];
+		for (size_t i = 0; i < na; i++)
+			argv[nw + i] = c->args[i];
+		r = emb_manifest_argv_check(&bad, why, sizeof(why), argv);
+		free(argv);
+		if (r < 0 && bad >= nw)
+			return yerr(y, kn[9], "args", "'%.60s' (given to %s) %s",
+			            c->args[bad - nw], c->stages[s][0], why);
+		if (r < 0 && bad)
+			return yerr(y, kn[8], "command", "'%s': '%.60s' %s",
+			            c->stages[s][0], c->stages[s][bad], why);
+		if (r < 0)
+			return yerr(y, kn[8], "command", "'%.60s' %s",
+			            c->stages[s][0], why);
+	}
 	if (c->synth_root && !c->synth)
 		return yerr(y, kn[3], "synth_root", "only makes sense with "
 		            "'synth'");
@@ -696,10 +857,74 @@ static int parse_case(struct yctx *y, struct mcase *c, const yaml_node_t *n)
 	return 0;
 }
 
+static void yaml_error(emb_err *err, const char *path,
+                       const yaml_parser_t *p)
+{
+	emb_err_set(err, "%s:%zu: invalid YAML: %s%s%s", path,
+	            (size_t)p->problem_mark.line + 1,
+	            p->problem ? p->problem : "parse error",
+	            p->context ? " " : "", p->context ? p->context : "");
+}
+
+/*
+ * One pass over the events of TEXT before the loader builds anything:
+ * nesting deeper than MANIFEST_DEPTH and aliases are refused as soon as
+ * the parser meets them.  (libyaml's scanner keeps one entry per open
+ * flow level and visits them all for each token: deep nesting alone
+ * would make the load slower than quadratic.)
+ */
+static int yaml_prescan(const char *path, const char *text, size_t len,
+                        emb_err *err)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, rc = 1;
+
+	if (!yaml_parser_initialize(&p))
+		return emb_err_set(err, "%s: cannot initialize the YAML parser",
+		                   path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	while (rc > 0) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			yaml_error(err, path, &p);
+			rc = -1;
+			break;
+		}
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > MANIFEST_DEPTH)
+				rc = emb_err_set(err, "%s:%zu: nested deeper than %d "
+				                 "levels (a manifest needs 4)", path,
+				                 (size_t)ev.start_mark.line + 1,
+				                 MANIFEST_DEPTH);
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_ALIAS_EVENT:
+			rc = emb_err_set(err, "%s:%zu: an alias (*name): anchors and "
+			                 "aliases are not allowed in a manifest", path,
+			                 (size_t)ev.start_mark.line + 1);
+			break;
+		case YAML_STREAM_END_EVENT:
+			rc = 0;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 static int parse_manifest(struct manifest *m, const char *path, int trusted,
                           emb_err *err)
 {
-	FILE *fp;
+	char *text;
+	size_t len;
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root, *cases = NULL;
@@ -718,27 +943,26 @@ static int parse_manifest(struct manifest *m, const char *path, int trusted,
 		slash[1] = 0;
 	else
 		*slash = 0;
-	fp = fopen(path, "rb");
-	if (!fp)
-		return emb_err_set(err, "%s: %s", path, strerror(errno));
+	if (!(text = emb_file_read(NULL, path, MANIFEST_MAX, &len, err)))
+		return -1;
+	if (yaml_prescan(path, text, len, err) < 0) {
+		free(text);
+		return -1;
+	}
 	if (!yaml_parser_initialize(&parser)) {
-		fclose(fp);
+		free(text);
 		return emb_err_set(err, "%s: cannot initialize the YAML parser",
 		                   path);
 	}
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		emb_err_set(err, "%s:%zu: invalid YAML: %s%s%s", path,
-		            (size_t)parser.problem_mark.line + 1,
-		            parser.problem ? parser.problem : "parse error",
-		            parser.context ? " " : "",
-		            parser.context ? parser.context : "");
+		yaml_error(err, path, &parser);
 		yaml_parser_delete(&parser);
-		fclose(fp);
+		free(text);
 		return -1;
 	}
 	yaml_parser_delete(&parser);
-	fclose(fp);
+	free(text);
 	root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		yerr(&y, NULL, NULL, "empty manifest (expected 'cases:')");
@@ -770,6 +994,11 @@ static int parse_manifest(struct manifest *m, const char *path, int trusted,
 		yerr(&y, cases, "cases", "expected a non-empty list of cases");
 		goto done;
 	}
+	if (cases->data.sequence.items.top - cases->data.sequence.items.start >
+	    MANIFEST_CASES) {
+		yerr(&y, cases, "cases", "more than %d cases", MANIFEST_CASES);
+		goto done;
+	}
 	m->c = emb_xcalloc((size_t)(cases->data.sequence.items.top -
 	                        cases->data.sequence.items.start),
 	               sizeof(*m->c));
@@ -789,35 +1018,11 @@ done:
 /* ------------------------------------------------------------------ */
 /* synthetic models                                                    */
 
-static char *slurp(const char *path, size_t *len)
+/* a whole file the run made or a recipe (regular, at most 256 MiB), or
+ * NULL */
+static char *slurp(const char *path, size_t *len, emb_err *err)
 {
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, k;
-
-	if (!fp)
-		return NULL;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap + 1);
-			if (!buf)
-				abort();
-		}
-		k = fread(buf + n, 1, cap - n, fp);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		free(buf);
-		fclose(fp);
-		return NULL;
-	}
-	fclose(fp);
-	buf[n] = 0;
-	*len = n;
-	return buf;
+	return emb_file_read(NULL, path, (size_t)256 << 20, len, err);
 }
 
 static int mkdir_p(const char *dir)
@@ -884,17 +1089,18 @@ static char *find_root(const char *recipe, const char *text, size_t len)
 static int ensure_synth(const struct mcase *c, emb_err *err)
 {
 	size_t rlen = 0, dlen = 0;
-	char *recipe = slurp(c->synth, &rlen), *done = NULL, *donepath, *tmp;
+	char *recipe = slurp(c->synth, &rlen, err), *done = NULL, *donepath;
+	char *tmp;
 	char *root = NULL;
 	struct stat sb;
 	FILE *fp;
 	int rc = -1;
 
 	if (!recipe)
-		return emb_err_set(err, "%s: %s", c->synth, strerror(errno));
+		return -1;
 	donepath = emb_xasprintf("%s/.done", c->model);
 	tmp = emb_xasprintf("%s/.done.tmp", c->model);
-	done = slurp(donepath, &dlen);
+	done = slurp(donepath, &dlen, NULL);
 	if (done && dlen == rlen && !memcmp(done, recipe, rlen)) {
 		rc = 0;
 		goto out;
@@ -1092,7 +1298,14 @@ static int run_pipeline(const struct mcase *c, const char *bindir,
 			goto out;
 		}
 	}
-	infd = open(in, O_RDONLY | O_CLOEXEC);
+	{
+		emb_err e = { "" };
+		/* the input the manifest named: a regular file, never waited on */
+		if ((infd = emb_file_open(NULL, in, NULL, &e)) < 0) {
+			snprintf(why, whylen, "%s", e.msg);
+			goto out;
+		}
+	}
 	outfd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	             0644);
 	errfd = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW |
@@ -1221,7 +1434,7 @@ out:
 static void tail_file(FILE *out, const char *pfx, const char *path, int n)
 {
 	size_t len = 0, i;
-	char *buf = slurp(path, &len);
+	char *buf = slurp(path, &len, NULL);
 	int lines = 0;
 
 	if (!buf)

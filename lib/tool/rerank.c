@@ -489,9 +489,11 @@ static int keep_rows(float **out, int *nout, const emb_rerank *c,
 	size_t nids = 0, k = 0;
 
 	if (c->skip_special) {
-		if (emb_record_get_int32s(rec, "input_ids", &ids, &nids, err) < 0)
+		emb_err e = { "" };
+
+		if (emb_record_get_int32s(rec, "input_ids", &ids, &nids, &e) < 0)
 			return emb_err_set(err, "--skip-special needs input_ids: %s",
-			                   err ? err->msg : "missing");
+			                   e.msg);
 		if (nids != rows) {
 			free(ids);
 			return emb_err_set(err, "field 'input_ids' has %zu values, "

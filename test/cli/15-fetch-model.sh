@@ -192,7 +192,7 @@ if [ -n "$server2_pid" ]; then
 	t_grep "private files redirected to another host" "/private/m/resolve/$C3/model.safetensors None" "$T/requests2.log"
 	t_nogrep "the token never reaches the host a redirect leads to" "sekret\|Bearer" "$T/requests2.log"
 else
-	echo "ok - the token never reaches the host a redirect leads to # skip 127.0.0.2 cannot be bound here"
+	t_skip "the token never reaches the host a redirect leads to" "127.0.0.2 cannot be bound here"
 fi
 
 # the token file is the owner's only, from its creation (a umask after
@@ -240,6 +240,19 @@ t_status "bad id: exit 2" 2 "$FM" ../etc 2> "$T/err"
 t_grep "bad id named" "bad model id '../etc'" "$T/err"
 t_status "bad id with three parts: exit 2" 2 "$FM" a/b/c 2> /dev/null
 t_status "bad revision: exit 2" 2 "$FM" acme/tiny ../../x 2> /dev/null
+# whole strings: a second line does not smuggle anything past the check,
+# and nothing is asked of the server
+nl='
+'
+: > "$T/requests.log"
+t_status "id with a newline (a valid first line): exit 2" 2 "$FM" "acme/tiny$nl../../etc" 2> "$T/err"
+t_grep "id with a newline: named as a bad id" "bad model id 'acme/tiny" "$T/err"
+t_status "id with a newline (a valid second line): exit 2" 2 "$FM" "../x${nl}acme/tiny" 2> /dev/null
+t_status "revision with a newline: exit 2" 2 "$FM" acme/tiny "main$nl../../x" 2> "$T/err"
+t_grep "revision with a newline: named as a bad revision" "bad revision 'main" "$T/err"
+t_status "id with a blank: exit 2" 2 "$FM" "acme/ti ny" 2> /dev/null
+t_status "revision with a '.' part: exit 2" 2 "$FM" acme/tiny "refs/.x" 2> /dev/null
+t_eq "bad ids and revisions: no request reached the server" "$(wc -c < "$T/requests.log" | tr -d ' ')" 0
 t_status "no operand: exit 2" 2 "$FM" 2> /dev/null
 "$FM" --help > "$T/help"; s=$?
 t_eq "--help: exit 0" "$s" 0

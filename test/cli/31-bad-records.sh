@@ -88,7 +88,7 @@ t_grep "missing file reported" "^emb-tokenize: error: $T/missing.jsonl: No such 
 t_eq "line numbers per file" "$(grep -c "(at $T/b.jsonl:2)" "$T/err")" 2
 emb-tokenize -m "$M" "$T" < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "a directory operand: exit 5" "$s" 5
-t_grep "a directory operand: named" "^emb-tokenize: error: $T: Is a directory" "$T/err"
+t_grep "a directory operand: named" "^emb-tokenize: error: $T: not a regular file (a directory)" "$T/err"
 emb-tokenize -m "$M" "$T/missing.jsonl" < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "a missing operand alone: exit 5, not 1 (bad records)" "$s" 5
 emb-tokenize -m "$M" "$T/b.jsonl" > /dev/null 2> /dev/null; s=$?

@@ -107,7 +107,9 @@ cases:
     golden_case: wrong-golden
     command: emb-pool --mode mean
 EOF
-emb-validate --manifest "$T/fail.yaml" > "$T/out" 2> "$T/err"
+# (--trusted: emb-nonexistent-tool is no program of the allow-list, which
+# would refuse the whole manifest at load; here it is to fail when run)
+emb-validate --trusted --manifest "$T/fail.yaml" > "$T/out" 2> "$T/err"
 t_eq "failing manifest: exit 1" "$?" 1
 t_grep "the failing field and id" '^wrong-golden: embedding: 2 records, max abs diff 0.5 (id 2), .*FAIL' "$T/out"
 t_grep "the failing case" '^wrong-golden: FAIL (output differs from the golden' "$T/out"
@@ -119,7 +121,7 @@ t_grep "no comparison with a failed case" "^depends-on-failed: FAIL (case 'wrong
 t_grep "summary" 'fail.yaml: 5 cases, 4 failed$' "$T/out"
 # --strict: stop after the first failing case; --progress=always: the
 # case being run on stderr
-emb-validate --strict --progress=always --manifest "$T/fail.yaml" > "$T/out" 2> "$T/err"
+emb-validate --trusted --strict --progress=always --manifest "$T/fail.yaml" > "$T/out" 2> "$T/err"
 t_eq "--strict manifest: exit 1" "$?" 1
 t_grep "--strict: says it stopped" "fail.yaml: stopped after the first failing case (--strict)" "$T/out"
 t_grep "--strict: one case run, one failed" 'fail.yaml: 1 cases, 1 failed$' "$T/out"
@@ -153,6 +155,9 @@ cases:
     timeout: 0.5
 EOF
 PATH="$T/bin:$PATH" emb-validate --manifest "$T/timeout.yaml" > "$T/out" 2>&1
+t_eq "an emb-* program not on the allow-list: exit 3" "$?" 3
+t_grep "an emb-* program not on the allow-list: named" "timeout.yaml:5: case 'sleepy': key 'command': 'emb-sleepy' is not a program a manifest may run" "$T/out"
+PATH="$T/bin:$PATH" emb-validate --trusted --manifest "$T/timeout.yaml" > "$T/out" 2>&1
 t_eq "timeout: exit 1" "$?" 1
 t_grep "timeout said" '^sleepy: FAIL (timed out after 0.5 s' "$T/out"
 

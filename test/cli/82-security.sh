@@ -237,7 +237,7 @@ print("raced")
 PY
 )
 	case $r in
-	raced) echo "ok - emb-quantize -o, SIG$sig mid-write # skip every run ended before the signal" ;;
+	raced) t_skip "emb-quantize -o, SIG$sig mid-write" "every run ended before the signal" ;;
 	*)
 		want=$(sigstatus $sig)
 		t_eq "emb-quantize -o, SIG$sig mid-write: the signal's status" "${r%% *}" "killed"
@@ -308,7 +308,7 @@ case_head="cases:
     golden: golden.jsonl"
 printf '%s\n    model: %s\n    command: emb-tokenize | emb-quantize --weights f16 -o %s\n' \
 	"$case_head" "$tok" "$MD/victim/.ssh" > "$MD/write-o.yaml"
-mf_bad write-o "key 'command': 'emb-quantize': '-o' writes files"
+mf_bad write-o "key 'command': 'emb-quantize': '--weights' writes files"
 printf '%s\n    model: %s\n    command: emb-tokenize\n    args: [--output=%s]\n' \
 	"$case_head" "$tok" "$MD/victim/.ssh" > "$MD/write-args.yaml"
 mf_bad write-args "key 'args': '--output=.*' (given to emb-tokenize) writes files"
@@ -317,7 +317,37 @@ printf '%s\n    model: %s\n    command: emb-quantize --save-ranges %s/r --vector
 mf_bad write-ranges "key 'command': 'emb-quantize': '--save-ranges' writes files"
 printf '%s\n    command: emb-validate --kee %s --manifest x.yaml\n' \
 	"$case_head" "$MD/victim/.ssh" > "$MD/write-keep.yaml"
-mf_bad write-keep "key 'command': 'emb-validate': '--kee' writes files or runs commands"
+mf_bad write-keep "key 'command': 'emb-validate' is not a program a manifest may run"
+# the allow-list: each program with the options it may be given; any
+# other program or option is refused at load, naming the line
+printf '%s\n    command: emb-search --build %s/authorized_keys\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/write-build.yaml"
+mf_bad write-build "key 'command': 'emb-search': '--build' writes files"
+printf '%s\n    command: emb-search --build=%s/new.index\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/write-build-eq.yaml"
+mf_bad write-build-eq "key 'command': 'emb-search': '--build=.*' writes files"
+printf '%s\n    command: emb-search\n    args: [--build, %s/authorized_keys]\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/write-build-args.yaml"
+mf_bad write-build-args "key 'args': '--build' (given to emb-search) writes files"
+printf '%s\n    command: emb-quantize --vectors int8 -o%s\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/write-o-joined.yaml"
+mf_bad write-o-joined "key 'command': 'emb-quantize': '-o.*' writes files"
+printf '%s\n    command: emb-fetch acme/tiny\n' "$case_head" > "$MD/net-fetch.yaml"
+mf_bad net-fetch "key 'command': 'emb-fetch' is not a program a manifest may run (.*emb-fetch goes to the network)"
+printf '%s\n    command: emb-nonesuch\n' "$case_head" > "$MD/unknown-prog.yaml"
+mf_bad unknown-prog "key 'command': 'emb-nonesuch' is not a program a manifest may run"
+printf '%s\n    command: emb-pool --not-an-option\n' "$case_head" > "$MD/unknown-opt.yaml"
+mf_bad unknown-opt "key 'command': 'emb-pool': '--not-an-option' is not an option a manifest may give: refused unless emb-validate --trusted (a manifest gives emb-pool only"
+printf '%s\n    command: emb-tokenize --pool\n' "$case_head" > "$MD/other-prog-opt.yaml"
+mf_bad other-prog-opt "key 'command': 'emb-tokenize': '--pool' is not an option a manifest may give: .* gives emb-tokenize only"
+printf '%s\n    command: emb-pool | emb-search --index x\n    args: [--save-ranges=%s/r]\n' \
+	"$case_head" "$MD/victim/.ssh" > "$MD/args-all-stages.yaml"
+mf_bad args-all-stages "key 'args': '--save-ranges=.*' (given to emb-pool) writes files"
+# a value is a value: "--prompt -o" gives the prompt "-o", writes nothing
+printf '%s\n    model: %s\n    command: emb-tokenize --prompt -o\n    expect_exit: 0\n' \
+	"$case_head" "$tok" > "$MD/value-o.yaml"
+emb-validate --manifest "$MD/value-o.yaml" > "$T/out" 2> "$T/err"
+t_nogrep "an option's value that looks like -o is not refused" "refused" "$T/err"
 # model: + synth: a directory holding a .done is not deleted any more
 : > "$MD/victim/.ssh/.done"
 printf '%s\n    model: %s\n    synth: %s\n    synth_root: %s\n    command: emb-tokenize\n' \
@@ -344,7 +374,10 @@ mkdir -p "$MD/cwd"
 printf '#!/bin/sh\ntouch "%s/ran"\n' "$MD" > "$MD/cwd/emb-evil" && chmod +x "$MD/cwd/emb-evil"
 printf '%s\n    command: emb-evil\n' "$case_head" > "$MD/cwd.yaml"
 (cd "$MD/cwd" && PATH="$PATH:" emb-validate --manifest "$MD/cwd.yaml" > "$T/out" 2> "$T/err")
-t_eq "a program in the current directory: exit 1" "$?" 1
+t_eq "a program in the current directory, not on the allow-list: exit 3" "$?" 3
+t_ok "a program in the current directory: not run at load" test ! -e "$MD/ran"
+(cd "$MD/cwd" && PATH="$PATH:" emb-validate --trusted --manifest "$MD/cwd.yaml" > "$T/out" 2> "$T/err")
+t_eq "a program in the current directory, --trusted: exit 1" "$?" 1
 t_grep "a program in the current directory: not found" "emb-evil: command not found" "$T/out"
 t_ok "a program in the current directory: not run" test ! -e "$MD/ran"
 # --trusted lets a command write where it says
@@ -391,5 +424,99 @@ PY
 	t_eq "F64 tensors: exit 0" "$?" 0
 	t_ok "F64 tensors: the vectors of the same weights in BF16" cmp -s "$T/out" "$T/want"
 else
-	echo "ok - F64 tensors # skip python3 not found"
+	t_skip "F64 tensors" "python3 not found"
 fi
+
+# --- manifests that would cost more than linear time ----------------------
+# 1 MB of nested flow sequences: libyaml alone takes minutes on it; the
+# nesting cap refuses it as soon as the parser is 17 levels deep
+{ printf 'cases: '; head -c 500000 /dev/zero | tr '\0' '['; head -c 500000 /dev/zero | tr '\0' ']'; echo; } > "$T/deep.yaml"
+timeout 10 emb-validate --manifest "$T/deep.yaml" > "$T/out" 2> "$T/err"; s=$?
+t_eq "1 MB of nested YAML: refused (exit 3), within 10 s" "$s" 3
+t_grep "nested YAML: names file and line" "deep.yaml:1: nested deeper than 16 levels" "$T/err"
+{ printf 'cases:\n'; i=0; while [ $i -lt 20 ]; do printf '%*s- \n' $((i * 2)) ''; i=$((i + 1)); done; } > "$T/deep-block.yaml"
+timeout 10 emb-validate --manifest "$T/deep-block.yaml" > "$T/out" 2> "$T/err"; s=$?
+t_eq "nested block sequences: exit 3" "$s" 3
+t_grep "nested block sequences: names the line" "deep-block.yaml:[0-9]*: nested deeper than 16 levels" "$T/err"
+printf 'x: &a [1, 2]\ncases: *a\n' > "$T/alias.yaml"
+emb-validate --manifest "$T/alias.yaml" > "$T/out" 2> "$T/err"; s=$?
+t_eq "a YAML alias: exit 3" "$s" 3
+t_grep "a YAML alias: named, with its line" "alias.yaml:2: an alias" "$T/err"
+{ printf 'cases: []\n# '; head -c 4300000 /dev/zero | tr '\0' 'x'; echo; } > "$T/big.yaml"
+timeout 10 emb-validate --manifest "$T/big.yaml" > "$T/out" 2> "$T/err"; s=$?
+t_eq "a manifest over 4 MiB: exit 3" "$s" 3
+t_grep "a manifest over 4 MiB: says so" "big.yaml: larger than 4 MiB" "$T/err"
+mkfifo "$T/fifo.yaml"
+timeout 10 emb-validate --manifest "$T/fifo.yaml" > "$T/out" 2> "$T/err"; s=$?
+t_eq "a FIFO as the manifest: exit 3, no wait" "$s" 3
+t_grep "a FIFO as the manifest: named" "fifo.yaml: not a regular file (a FIFO)" "$T/err"
+
+# --- emb-search --index: the one opener of every file a tool reads --------
+printf '{"embedding":[1,0]}\n' > "$T/q.jsonl"
+rm -f "$T/ix.fifo" && mkfifo "$T/ix.fifo"
+ln -sf /dev/zero "$T/ix.zero"
+for ix in "$T/ix.fifo" /dev/zero "$T/ix.zero"; do
+	timeout 10 emb-search --index "$ix" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
+	t_eq "--index ${ix##*/}: refused (exit 3), no wait" "$s" 3
+	t_grep "--index ${ix##*/}: not a regular file" "^emb-search: error: $ix: not a regular file (a" "$T/err"
+	t_lines "--index ${ix##*/}: nothing on stdout" 0 "$T/out"
+done
+timeout 10 emb-search --index "$T" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "--index a directory: exit 3" "$s" 3
+t_grep "--index a directory: named" "$T: not a regular file (a directory)" "$T/err"
+# a reader error on a vectors JSONL index: one clean message (it used to
+# be formatted into itself: "l.jsonl:2: l.jsonl:2: es)")
+printf '{"id":1,"embedding":[1,2]}\n{"id":2,"embedding":[1,2]}\000\n' > "$T/l.jsonl"
+emb-search --index "$T/l.jsonl" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "NUL in a JSONL index: exit 3" "$s" 3
+t_eq "NUL in a JSONL index: one clean line" "$(cat "$T/err")" "emb-search: error: $T/l.jsonl:2: NUL byte in line"
+printf '{"id":1,"embedding":[1,2]}\n{"id":2,"embedding":[1,2]}\n' > "$T/l2.jsonl"
+emb-search --max-line 10 --index "$T/l2.jsonl" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "a long line in a JSONL index: one clean line" "$(cat "$T/err")" "emb-search: error: $T/l2.jsonl:1: line too long (more than 10 bytes)"
+# record inputs: a FIFO is a stream (read), a device is refused
+timeout 10 emb-search --index "$T/l2.jsonl" /dev/zero > "$T/out" 2> "$T/err"; s=$?
+t_grep "a device as the input: refused, named" "/dev/zero: not a regular file (a character device)" "$T/err"
+rm -f "$T/in.fifo" && mkfifo "$T/in.fifo"
+( printf '{"embedding":[1,0]}\n' > "$T/in.fifo" ) &
+timeout 10 emb-search --index "$T/l2.jsonl" "$T/in.fifo" > "$T/out" 2> "$T/err"; s=$?
+wait
+t_eq "a FIFO as the input: read as a stream" "$s$(wc -l < "$T/out" | tr -d ' ')" 01
+
+# --- scores are numbers ----------------------------------------------------
+# stored norms are checked against the vectors: 0, NaN, negative, wrong
+printf '{"id":"a","embedding":[1,0,0,0]}\n{"id":"b","embedding":[0,1,0,0]}\n' > "$T/n.jsonl"
+emb-search --build "$T/n.index" "$T/n.jsonl"
+printf '{"embedding":[1,1,0,0]}\n' > "$T/q4.jsonl"
+if command -v python3 > /dev/null 2>&1; then
+	for v in 0 nan -1 1e-20; do
+		python3 - "$T/n.index" "$T/bad.index" "$v" <<'PY'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+hl = struct.unpack('<Q', b[:8])[0]
+o0, o1 = json.loads(b[8:8 + hl])['norms.f32']['data_offsets']
+for i in range(8 + hl + o0, 8 + hl + o1, 4):
+    b[i:i + 4] = struct.pack('<f', float(sys.argv[3]))
+open(sys.argv[2], 'wb').write(b)
+PY
+		emb-search --index "$T/bad.index" "$T/q4.jsonl" > "$T/out" 2> "$T/err"; s=$?
+		t_eq "stored norms $v: exit 3" "$s" 3
+		t_grep "stored norms $v: named" "bad.index: tensor 'norms.f32': document 0's norm .* is not its vector's (1)" "$T/err"
+		t_lines "stored norms $v: nothing on stdout" 0 "$T/out"
+	done
+else
+	t_skip "stored norms checked against the vectors" "python3 not found"
+fi
+# finite documents and queries whose float products overflow
+printf '{"id":"big","embedding":[3e38,3e38,3e38,3e38]}\n{"id":"par","embedding":[1,1,1,1]}\n{"id":"a","embedding":[1,0,0,0]}\n' > "$T/big.jsonl"
+printf '{"embedding":[1,1,1,1]}\n{"embedding":[3e38,3e38,3e38,3e38]}\n' > "$T/qb.jsonl"
+emb-search --index "$T/big.jsonl" -k 3 "$T/qb.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "3e38 values, cosine: exit 0" "$s" 0
+t_eq "3e38 values, cosine: both parallel documents first, score 1, none lost" \
+	"$(grep -c -x '{"results":\[{"id":"big","score":1},{"id":"par","score":1},{"id":"a","score":0.5}\]}' "$T/out")" 2
+t_nogrep "3e38 values, cosine: no null score" "null" "$T/out"
+t_grep "a 3e38 query scores its documents, not 0" '"id":"a","score":0.5' "$T/out"
+emb-search --index "$T/big.jsonl" --score dot -k 3 "$T/qb.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "3e38 values, dot: the overflowing queries fail (exit 1)" "$s" 1
+t_grep "3e38 values, dot: said, naming the query line" "^emb-search: error (at .*qb.jsonl:1): a dot product with a document of .* is past float32's range" "$T/err"
+t_lines "3e38 values, dot: no result written for them" 0 "$T/out"
+t_nogrep "3e38 values, dot: no null score" "null" "$T/out"

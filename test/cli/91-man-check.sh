@@ -81,7 +81,7 @@ if command -v man > /dev/null 2>&1 && MANWIDTH=80 man -l "$top/man/emb.7" > "$T/
 	fi
 	t_nogrep "no cell runs into the next" "quantizeemb-" "$T/table.txt"
 else
-	echo "ok - the emb(7) field table fits 80 columns # skip man(1) not found"
+	t_skip "the emb(7) field table fits 80 columns" "man(1) not found"
 fi
 
 # --- the emb-validate(1) manifest example runs ----------------------------

@@ -36,11 +36,11 @@ if command -v readelf > /dev/null 2>&1; then
 	readelf -d "$S$P/lib/libemb.so.0.1.0" > "$T/dyn"
 	t_grep "soname libemb.so.0" "SONAME.*\[libemb.so.0\]" "$T/dyn"
 else
-	echo "ok - soname libemb.so.0 # skip readelf not found"
+	t_skip "soname libemb.so.0" "readelf not found"
 fi
 
 if ! command -v pkg-config > /dev/null 2>&1; then
-	echo "ok - programs built with pkg-config # skip pkg-config not found (scripts/install-deps installs it)"
+	t_skip "programs built with pkg-config" "pkg-config not found (scripts/install-deps installs it)"
 	return 0 2>/dev/null || exit 0
 fi
 export PKG_CONFIG_PATH="$S$P/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$S"
@@ -54,7 +54,7 @@ $CC -std=c11 -Wall -Werror -o "$T/embed-static" "$EMB_TOP/test/install/embed.c" 
 t_eq "static: cc embed.c \$(pkg-config --cflags --static --libs emb)" "$s$(head -c 300 "$T/cc.log")" 0
 shared=1
 if [ "$san" -gt 0 ]; then
-	echo "ok - shared library linking # skip sanitizer build: an instrumented libemb.so needs the sanitizer runtime first"
+	t_skip "shared library linking" "sanitizer build: an instrumented libemb.so needs the sanitizer runtime first"
 	shared=0
 else
 	$CC -std=c11 -Wall -Werror -o "$T/embed-shared" "$EMB_TOP/test/install/embed.c" \

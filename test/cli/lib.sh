@@ -16,11 +16,28 @@ t_status() { d=$1; w=$2; shift 2; "$@"; s=$?; if [ "$s" -eq "$w" ]; then t_pass 
 # t_eq DESC GOT WANT
 t_eq() { if [ "$2" = "$3" ]; then t_pass "$1"; else t_fail "$1" "got:  $2" "want: $3"; fi; }
 # t_grep DESC PATTERN FILE: FILE has a line matching the basic regex
-t_grep() { if grep -q -- "$2" "$3"; then t_pass "$1"; else t_fail "$1" "no '$2' in $3:" "$(head -c 600 "$3")"; fi; }
-# t_nogrep DESC PATTERN FILE
-t_nogrep() { if grep -q -- "$2" "$3"; then t_fail "$1" "unexpected '$2' in $3"; else t_pass "$1"; fi; }
+t_grep() {
+	if [ ! -r "$3" ]; then t_fail "$1" "no file $3 to check for '$2'"; return; fi
+	if grep -q -- "$2" "$3"; then t_pass "$1"; else t_fail "$1" "no '$2' in $3:" "$(head -c 600 "$3")"; fi
+}
+# t_nogrep DESC PATTERN FILE: FILE exists and has no line matching it
+# (a missing or unreadable FILE, grep's exit 2, is a failure, not a pass)
+t_nogrep() {
+	if [ ! -f "$3" ] && [ ! -c "$3" ] || [ ! -r "$3" ]; then
+		t_fail "$1" "no file $3 to check"; return
+	fi
+	grep -q -- "$2" "$3"
+	case $? in
+	0) t_fail "$1" "unexpected '$2' in $3" ;;
+	1) t_pass "$1" ;;
+	*) t_fail "$1" "grep could not check $3 for '$2'" ;;
+	esac
+}
 # t_lines DESC N FILE: FILE has N lines
-t_lines() { n=$(wc -l < "$3" | tr -d ' '); t_eq "$1" "$n" "$2"; }
+t_lines() {
+	if [ ! -r "$3" ]; then t_fail "$1" "no file $3 to count"; return; fi
+	n=$(wc -l < "$3" | tr -d ' '); t_eq "$1" "$n" "$2"
+}
 # a fresh scratch directory for the calling test: t_tmpdir NAME
 t_tmpdir() { rm -rf "$EMB_TMP/$1"; mkdir -p "$EMB_TMP/$1"; echo "$EMB_TMP/$1"; }
 

@@ -6,11 +6,12 @@
  *   0  NAME: emb_manifest_name_ok (a synth: checkpoint name): when it
  *      says yes, RUN/models/NAME, normalized lexically, stays below
  *      RUN/models/, and no component is empty, "." or "..";
- *   1  PROG \n WORD: emb_manifest_word_refused: every word that emb's own
- *      option parser (exact long names, -XVALUE short options), or
- *      getopt_long's unique prefixes for emb-validate, would read as an
- *      option that writes files (-o, --output, --save-ranges, --force;
- *      emb-validate's --keep, --manifest, --trusted) is refused;
+ *   1  PROG \n WORD...: emb_manifest_argv_check, the allow-list: PROG
+ *      is one of the six programs a manifest may run (never emb-validate
+ *      or emb-fetch), and no word that emb's own option parser (exact
+ *      long names, -XVALUE short options) would read as an option that
+ *      writes files (-o, --output, --save-ranges, --force, --build) is
+ *      let through in an option's place;
  *   2  REAL \n ROOT: emb_path_within: yes only for REAL strictly below
  *      ROOT, or REAL = P/blobs/NAME when ROOT = P/snapshots/REV.
  */
@@ -39,45 +40,19 @@ static int stays_below(const char *name)
 
 static int writes_cli(const char *w)
 {
-	static const char *const lng[] = { "output", "save-ranges", "force" };
+	static const char *const lng[] = { "output", "save-ranges", "force",
+	                                   "build" };
 
 	if (w[0] == '-' && w[1] == 'o')
 		return 1;
 	if (w[0] != '-' || w[1] != '-')
 		return 0;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		size_t n = strlen(lng[i]);
 		if (!strncmp(w + 2, lng[i], n) && (!w[2 + n] || w[2 + n] == '='))
 			return 1;
 	}
 	return 0;
-}
-
-/* emb-validate's long options as getopt_long resolves W: 1 when W names
- * --keep, --manifest or --trusted (exactly or by a unique prefix) */
-static int writes_validate(const char *w)
-{
-	static const char *const opts[] = {
-		"atol", "min-cos", "tol", "field", "quiet", "max-line",
-		"manifest", "case", "keep", "trusted", "help", "version"
-	};
-	size_t n, hits = 0, hit = 0;
-
-	if (w[0] != '-' || w[1] != '-' || !w[2])
-		return 0;
-	n = strcspn(w + 2, "=");
-	for (size_t i = 0; i < 12; i++) {
-		if (strlen(opts[i]) == n && !strncmp(w + 2, opts[i], n)) {
-			hits = 1;
-			hit = i;
-			break;
-		}
-		if (!strncmp(w + 2, opts[i], n)) {
-			hits++;
-			hit = i;
-		}
-	}
-	return hits == 1 && (hit == 6 || hit == 8 || hit == 9);
 }
 
 static int within_ref(const char *real, const char *root)
@@ -132,19 +107,31 @@ int FUZZ_ENTRY(paths)(const uint8_t *data, size_t size)
 		}
 		break;
 	case 1: {
-		const char *why;
+		const char *argv[64];
+		size_t n = 0, bad;
+		char why[512];
+		int r;
 		if (!b)
 			break;
-		why = emb_manifest_word_refused(a, b);
-		if (strncmp(a, "emb-", 4) || !a[4] || strchr(a, '/')) {
-			FUZZ_CHECK(why != NULL);
-			break;
+		argv[n++] = a;
+		for (char *w = b; w && n < 63; ) {
+			char *nl = strchr(w, '\n');
+			if (nl)
+				*nl++ = 0;
+			argv[n++] = w;
+			w = nl;
 		}
-		if (!strcmp(a, "emb-validate"))
-			FUZZ_CHECK(!writes_validate(b) || why);
-		else
-			FUZZ_CHECK(!writes_cli(b) || why);
-		fuzz_note("paths", why ? why : "word ok");
+		argv[n] = NULL;
+		r = emb_manifest_argv_check(&bad, why, sizeof(why), argv);
+		if (r == 0) {
+			FUZZ_CHECK(!strncmp(a, "emb-", 4));
+			FUZZ_CHECK(strcmp(a, "emb-validate") && strcmp(a, "emb-fetch"));
+			/* the first word is always read as an option */
+			FUZZ_CHECK(!writes_cli(argv[1]));
+		} else {
+			FUZZ_CHECK(bad < n);
+		}
+		fuzz_note("paths", r ? why : "words ok");
 		break;
 	}
 	case 2:

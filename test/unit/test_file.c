@@ -209,3 +209,17 @@ Test(file, relpath_rules)
 		             cases[i].no_dot, "'%s' no dot", cases[i].s);
 	}
 }
+
+/* a message prefixed to itself: emb_err_set builds the new string apart
+ * (overlapping vsnprintf arguments are undefined behaviour) */
+Test(file, err_prefix_own_message)
+{
+	emb_err err = { "" };
+
+	emb_err_set(&err, "bad field '%s'", "embedding");
+	cr_assert_eq(emb_err_set(&err, "l.jsonl:2: %s", err.msg), -1);
+	cr_assert_str_eq(err.msg, "l.jsonl:2: bad field 'embedding'");
+	emb_err_set(&err, "%s and %s", err.msg, err.msg);
+	cr_assert_str_eq(err.msg, "l.jsonl:2: bad field 'embedding' and "
+	                 "l.jsonl:2: bad field 'embedding'");
+}

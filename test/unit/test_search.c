@@ -475,3 +475,65 @@ Test(search_kernels, every_table_matches_scalar)
 	if (!tested)
 		cr_skip_test("no SIMD kernel table in this build or on this CPU");
 }
+
+/* finite float32 documents and queries whose float products overflow:
+ * every score written is a number, the parallel document is kept, and a
+ * dot product past float32's range is the query's error (nhits -1) */
+Test(search, scores_past_float_range)
+{
+	char *dir = tmpdir(), *path;
+	/* 40 documents: 0 huge, 1 parallel to it, the others small */
+	enum { N = 40, DIM = 8 };
+	float v[N * DIM], q[2 * DIM];
+	emb_index *ix;
+	emb_err err = { "" };
+	emb_search_opts o = { 0 };
+	emb_search *s;
+	emb_hit h[2 * N];
+	int nh[2];
+
+	for (int j = 0; j < N; j++)
+		for (int k = 0; k < DIM; k++)
+			v[j * DIM + k] = j == 0 ? 3e38f : j == 1 ? 1.0f :
+			                 (float)((j * 7 + k * 3) % 11) - 5.0f;
+	for (int k = 0; k < DIM; k++) {
+		q[k] = 1.0f;            /* parallel to documents 0 and 1 */
+		q[DIM + k] = 3e38f;     /* a huge query: the same direction */
+	}
+	path = write_jsonl(dir, "huge.jsonl", v, N, DIM);
+	cr_assert_eq(emb_index_from_jsonl(&ix, path, EMB_IX_F32, 0, &err), 0,
+	             "%s", err.msg);
+	for (int th = 1; th <= 2; th++) {
+		o.k = N;
+		o.threads = th;
+		o.score = EMB_SCORE_COSINE;
+		cr_assert_eq(emb_search_new(&s, ix, &o, &err), 0, "%s", err.msg);
+		emb_search_run(s, h, nh, q, 2);
+		for (int i = 0; i < 2; i++) {
+			cr_assert_eq(nh[i], N, "query %d: %d hits", i, nh[i]);
+			for (int c = 0; c < N; c++)
+				cr_assert(isfinite(h[i * N + c].score) &&
+				          fabsf(h[i * N + c].score) <= 1.0001f,
+				          "query %d hit %d: %g", i, c,
+				          (double)h[i * N + c].score);
+			/* both parallel documents first, score 1, by index */
+			cr_assert_eq(h[i * N].doc, 0);
+			cr_assert_eq(h[i * N + 1].doc, 1);
+			cr_assert_float_eq(h[i * N].score, 1.0f, 1e-6);
+			cr_assert_float_eq(h[i * N + 1].score, 1.0f, 1e-6);
+		}
+		emb_search_free(s);
+		o.score = EMB_SCORE_DOT;
+		cr_assert_eq(emb_search_new(&s, ix, &o, &err), 0, "%s", err.msg);
+		emb_search_run(s, h, nh, q, 2);
+		cr_assert_eq(nh[0], -1, "q . huge overflows: %d", nh[0]);
+		cr_assert_eq(nh[1], -1);
+		emb_buf b = { 0 };
+		cr_assert_eq(emb_search_results_json(&b, ix, h, -1, &err), -1);
+		cr_assert_not_null(strstr(err.msg, "past float32's range"));
+		free(b.p);
+		emb_search_free(s);
+	}
+	emb_index_free(ix);
+	free(path);
+}
