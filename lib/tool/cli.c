@@ -746,6 +746,9 @@ static int not_json(const char *line, size_t len)
 {
 	size_t i = 0;
 
+	/* a byte order mark gets the record parser's own message */
+	if (len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3))
+		return 0;
 	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
 		i++;
 	return i < len && line[i] != '{';
