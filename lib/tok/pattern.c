@@ -65,9 +65,10 @@ void tk_regex_budget_start(size_t n)
 {
 	long long now = cpu_ns();
 	long long per = n < (size_t)1 << 40 ?
-	                (long long)n * TK_REGEX_BUDGET_NS_PER_CP : 1LL << 60;
+	                (long long)n * TK_REGEX_BUDGET_NS_PER_CP : 1LL << 50;
 
-	budget.deadline = now ? now + TK_REGEX_BUDGET_MS * 1000000LL + per : 0;
+	budget.deadline = now ? now + TK_REGEX_BUDGET_SCALE *
+	                  (TK_REGEX_BUDGET_MS * 1000000LL + per) : 0;
 	budget.calls = 0;
 	budget.over = 0;
 }
