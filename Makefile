@@ -284,17 +284,20 @@ bench-smoke: all bench-progs
 # environment (build/refs: scripts/install-refs).  Variables: EMB_FUZZ_N (parity fuzzer strings per
 # model), EMB_TESTS (a subset of test/cli, as for make check).
 #   check-sanitize  the whole make check under ASan+LSan+UBSan, build/sanitize
+#   sanitize-build  only build that tree (CI builds it, then runs its
+#                   suite in two parts: .ci/run)
 #   check-tsan      the thread pool test, emb-encode (every architecture)
 #                   and emb-rerank at -j 1, 2 and 4, under ThreadSanitizer,
 #                   build/tsan
 #   check-valgrind  test/sanitize/valgrind.list under memcheck, this build
 #   clean-sanitize  remove build/sanitize and build/tsan
-check-sanitize:
-	sh test/sanitize/tree sanitize --enable-sanitize
-	cd build/sanitize && $(MAKE) -j2 all test/unit/units test/fuzz/replay \
-		lib/libemb.so.$(SO_VERSION)
+check-sanitize: sanitize-build
 	top=$$(pwd) && cd build/sanitize && \
 		EMB_REFS="$${EMB_REFS:-$$top/build/refs}" $(MAKE) check
+sanitize-build:
+	sh test/sanitize/tree sanitize --enable-sanitize
+	cd build/sanitize && $(MAKE) -j2 all test/unit/units test/fuzz/replay \
+		bench-progs lib/libemb.so.$(SO_VERSION)
 
 check-tsan:
 	sh test/sanitize/tree tsan --enable-tsan
@@ -313,7 +316,7 @@ check-valgrind: all
 clean-sanitize:
 	rm -rf build/sanitize build/tsan test/sanitize/threadpool-run
 
-.PHONY: check-sanitize check-tsan check-valgrind clean-sanitize
+.PHONY: check-sanitize sanitize-build check-tsan check-valgrind clean-sanitize
 
 # ---- fuzzing ----------------------------------------------------------
 # test/fuzz/replay: every fuzz target's LLVMFuzzerTestOneInput (renamed)

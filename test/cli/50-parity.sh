@@ -5,7 +5,8 @@
 # WordPiece tokenizer goldens (exact).  One line per case and field.
 #
 # A sanitizer build (make check-sanitize) skips, saying so, the cases
-# that run a full-width model (minilm-l6, ce-minilm-l6) record by record,
+# that run a full-width model (minilm-l6, ce-minilm-l6) record by record
+# (and the full-width cross-encoder on the whole corpus),
 # on the passages, with int8 weights or activations or in bf16 (minutes
 # of instrumented matrix products); the same code runs under the sanitizers in the
 # bert-tiny-cls-bf16 and tiny-family cases, the int8 and bf16 unit tests
@@ -14,7 +15,7 @@ T=$(t_tmpdir 50-parity)
 M="$EMB_TOP/test/parity.yaml"
 slow="minilm-l6-encode-pool-one-at-a-time minilm-l6-token-embeddings-one-at-a-time"
 slow="$slow minilm-l6-w8 minilm-l6-w8a8 minilm-l6-w8a8-smooth minilm-l6-bf16 ce-minilm-l6-rerank-bf16"
-slow="$slow minilm-l6-passages"
+slow="$slow minilm-l6-passages ce-minilm-l6-rerank"
 sanitized=
 grep -q '^EMB_\(SANITIZE\|TSAN\) = yes' "$EMB_TOP/config.mk" 2>/dev/null && sanitized=1
 n=$(grep -c '^  - name:' "$M")

@@ -536,4 +536,5 @@ Test(search, scores_past_float_range)
 	}
 	emb_index_free(ix);
 	free(path);
+	free(dir);
 }
