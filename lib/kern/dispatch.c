@@ -112,7 +112,8 @@ static const char *amx_why(void)
 
 	if (why)
 		return why;
-	return "this build has no AMX kernels (the compiler lacks -mamx-int8)";
+	return "this build has no AMX kernels (AMX_CFLAGS in config.mk is "
+	       "empty: the compiler lacks -mamx-int8)";
 }
 
 const emb_kernels *emb_kernels_get(const char *isa)

@@ -26,7 +26,9 @@
 #include "base/cpu.h"
 #include "kern/bkernels.h"
 
-#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && \
+/* GCC spells the macros __AMX_TILE__, clang __AMXTILE__ */
+#if (defined(__AMX_TILE__) || defined(__AMXTILE__)) && \
+    (defined(__AMX_BF16__) || defined(__AMXBF16__)) && \
     defined(__AVX512F__) && defined(__AVX512BF16__) && defined(__x86_64__)
 #include <immintrin.h>
 #include "kern/amx.h"

@@ -31,7 +31,9 @@
 #include "base/cpu.h"
 #include "kern/qkernels.h"
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
+/* GCC spells the macros __AMX_TILE__, clang __AMXTILE__ */
+#if (defined(__AMX_TILE__) || defined(__AMXTILE__)) && \
+    (defined(__AMX_INT8__) || defined(__AMXINT8__)) && \
     defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
 #include <immintrin.h>
 #include "kern/amx.h"
