@@ -10,7 +10,8 @@ BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
-	lib/kern/kernels_bf16_avx512.o $(SIMD_OBJ)
+	lib/kern/kernels_bf16_avx512.o lib/kern/kernels_i8_amx.o \
+	lib/kern/kernels_bf16_amx.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
@@ -75,7 +76,7 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h lib/st/embed.h lib/nn/families.h
@@ -104,6 +105,10 @@ lib/kern/kernels_i8_avx512.o: lib/kern/kernels_i8_avx512.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
 lib/kern/kernels_bf16_avx2.o: lib/kern/kernels_bf16_avx2.c
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
+lib/kern/kernels_i8_amx.o: lib/kern/kernels_i8_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_amx.c
+lib/kern/kernels_bf16_amx.o: lib/kern/kernels_bf16_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_amx.c
 
 # every program: its own object and the library
 cmd/emb-tokenize: cmd/emb-tokenize.o
@@ -234,6 +239,7 @@ build/pic/Makefile: Makefile config.mk
 	  for o in $(SO_OBJ); do \
 		case $$o in \
 		*_i8_avx512.o) f='$$(VNNI_CFLAGS)' ;; \
+		*_amx.o) f='$$(AMX_CFLAGS)' ;; \
 		*_avx2.o) f='$$(AVX2_CFLAGS)' ;; \
 		*_avx512.o) f='$$(AVX512_CFLAGS)' ;; \
 		*) f= ;; \
@@ -349,6 +355,7 @@ fuzz:
 	FUZZ_TARGETS='$(FUZZ_TARGETS)' LIB_OBJ='$(LIB_OBJ)' \
 	CPPFLAGS='$(CPPFLAGS)' LDLIBS='$(LDLIBS)' AVX2_CFLAGS='$(AVX2_CFLAGS)' \
 	AVX512_CFLAGS='$(AVX512_CFLAGS)' VNNI_CFLAGS='$(VNNI_CFLAGS)' \
+	AMX_CFLAGS='$(AMX_CFLAGS)' \
 	sh test/fuzz/run.sh
 
 fuzz-clean:

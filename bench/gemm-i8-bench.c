@@ -10,8 +10,11 @@
  * of the bf16 kernel (bkernels.h, activations rounded inside); then
  * "blocked": BIG rows (out of cache, as in a forward pass) in blocks of
  * 96 rows, each quantized then multiplied, as emb's W8A8 linear does,
- * against the fp32 kernel on the same blocks.
- * The kernel table is the one emb picks ($EMB_ISA or the CPU's best).
+ * against the fp32 kernel on the same blocks, and the bf16 kernel on
+ * them (activations rounded inside, per block).
+ * The kernel table is the one emb picks ($EMB_ISA or the CPU's best):
+ * EMB_ISA=amx and EMB_ISA=vnni give the AMX and the AVX-512 int8 and
+ * bf16 kernels beside the same AVX-512 fp32 one.
  * Built by scripts/bench against lib/libemb.a.
  */
 #ifndef _GNU_SOURCE
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
 		float *bx = malloc(sizeof(float) * big * kk), *by = malloc(sizeof(float) * big * n);
 		for (size_t i = 0; i < (size_t)big * kk; i++) bx[i] = x[i % ((size_t)m * kk)];
 		for (size_t i = 0; i < (size_t)big * n; i++) by[i] = 0;
-		double cf = 1e30, ci = 1e30;
+		double cf = 1e30, ci = 1e30, cb = 1e30;
 		for (int t = 0; t < 5; t++) {
 			double t0 = now();
 			for (int r0 = 0; r0 < big; r0 += 96) {
@@ -119,13 +122,20 @@ int main(int argc, char **argv)
 				gi8(by + (size_t)r0 * n, n, u, kp, xs, xz, qp, ws, wsum, b, rr, n, kp);
 			}
 			double t2 = now();
+			for (int r0 = 0; r0 < big; r0 += 96) {
+				int rr = big - r0 < 96 ? big - r0 : 96;
+				k->gemm_bf16(by + (size_t)r0 * n, n, bx + (size_t)r0 * kk, kk, wb, b, rr, n, kk);
+			}
+			double t3 = now();
 			if (t1 - t0 < cf) cf = t1 - t0;
 			if (t2 - t1 < ci) ci = t2 - t1;
+			if (t3 - t2 < cb) cb = t3 - t2;
 		}
 		f = 2.0 * big * n * kk / 1e9;
 		printf("{\"blocked\":%d,\"n\":%d,\"k\":%d,\"gflops_f32\":%.1f,"
-		       "\"gops_i8_quant\":%.1f,\"speedup\":%.2f}\n",
-		       big, n, kk, f / cf, f / ci, cf / ci);
+		       "\"gops_i8_quant\":%.1f,\"speedup\":%.2f,\"gflops_bf16\":%.1f,"
+		       "\"speedup_bf16\":%.2f}\n",
+		       big, n, kk, f / cf, f / ci, cf / ci, f / cb, cf / cb);
 		free(bx); free(by);
 		free(x); free(w); free(b); free(y); free(wp); free(wb); free(q); free(qp);
 		free(u); free(ws); free(xs); free(wsum); free(xz);

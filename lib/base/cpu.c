@@ -1,12 +1,18 @@
 /*
  * cpu.c - the CPU features the kernels need (base/cpu.h): cpuid leaves 1
- * and 7, and XGETBV for the register state the OS saves.
+ * and 7, XGETBV for the register state the OS saves, and for AMX the
+ * Linux permission to use the tile data state.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include "base/cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static unsigned long long xgetbv0(void)
 {
@@ -14,6 +20,52 @@ static unsigned long long xgetbv0(void)
 
 	__asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
 	return ((unsigned long long)edx << 32) | eax;
+}
+
+/*
+ * AMX: cpuid leaf 7 edx AMX-BF16 (22), AMX-TILE (24), AMX-INT8 (25);
+ * XCR0 XTILECFG (17) and XTILEDATA (18); then, since Linux 5.16 keeps
+ * the tile data state off until a process asks, arch_prctl
+ * ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18).  The
+ * permission is the process's (every thread, present and future, has
+ * it); the tile configuration is per thread, loaded by each kernel call
+ * (lib/kern/kernels_i8_amx.c).  Asked once, the answer kept.
+ */
+static const char *amx_why = "the CPU has no AMX";
+static unsigned amx_bits;
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_probe(void)
+{
+	unsigned a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return;
+	__cpuid_count(7, 0, a, b, c, d);
+	if (!(d & (1u << 24)) || !(d & (1u << 25)))
+		return;
+	if ((xgetbv0() & 0x60000) != 0x60000) {
+		amx_why = "the OS does not save the AMX tile state";
+		return;
+	}
+#if defined(__linux__) && defined(__x86_64__)
+	if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+		amx_why = "the OS refused the AMX tile data permission";
+		return;
+	}
+	amx_why = NULL;
+	amx_bits = EMB_CPU_AMXINT8 | (d & (1u << 22) ? EMB_CPU_AMXBF16 : 0);
+#else
+	amx_why = "AMX is only used on Linux x86-64";
+#endif
+}
+
+const char *emb_cpu_amx_why(void)
+{
+	if (!(emb_cpu_features() & EMB_CPU_AVX512))
+		return "the CPU has no AMX";
+	pthread_once(&amx_once, amx_probe);
+	return amx_why;
 }
 
 unsigned emb_cpu_features(void)
@@ -50,11 +102,20 @@ unsigned emb_cpu_features(void)
 		f |= EMB_CPU_AVXVNNI;
 	if ((f & EMB_CPU_AVX512) && (a & (1u << 5)))
 		f |= EMB_CPU_AVX512BF16;        /* AVX512_BF16 */
+	if (f & EMB_CPU_AVX512) {
+		pthread_once(&amx_once, amx_probe);
+		f |= amx_bits;
+	}
 	return f;
 }
 #else
 unsigned emb_cpu_features(void)
 {
 	return 0;
+}
+
+const char *emb_cpu_amx_why(void)
+{
+	return "the CPU has no AMX";
 }
 #endif

@@ -77,5 +77,16 @@ void emb_gemm_bf16_scalar(float *y, int ldy, const float *x, int ldx,
 emb_gemm_bf16_fn emb_gemm_bf16_avx2(void);
 /* the AVX-512 BF16 (vdpbf16ps) kernel when this build and CPU have it */
 emb_gemm_bf16_fn emb_gemm_bf16_avx512(void);
+/*
+ * the AMX-BF16 kernel (tdpbf16ps tiles, kernels_bf16_amx.c) when this
+ * build, CPU and OS allow it, else NULL.  Not the formula's bits: the
+ * tile unit rounds each pair's two products as one sum, and adds 16
+ * pairs per instruction in its own order (measured on Sapphire Rapids:
+ * no sequential fp32 order reproduces it), and flushes subnormals.  Its
+ * own results do not depend on the call's shape (k runs in steps of 32
+ * from 0 for every element); against the formula an element differs by
+ * at most a few fp32 roundings of the sum of |products| (test_bf16.c).
+ */
+emb_gemm_bf16_fn emb_gemm_bf16_amx(void);
 
 #endif /* EMB_BKERNELS_H */

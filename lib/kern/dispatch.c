@@ -2,7 +2,8 @@
  * dispatch.c - the one kernel table (kernels.h), float and int8: each
  * table pairs a float variant with an int8 GEMM and row quantizer, and
  * the best one this CPU and OS can run (base/cpu.h) is chosen at start,
- * or the one $EMB_ISA names.
+ * or the one $EMB_ISA names.  "amx" pairs AVX-512 float with the tile
+ * int8 and bf16 GEMMs (kernels_i8_amx.c, kernels_bf16_amx.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,10 +12,10 @@
 #include "base/cpu.h"
 #include "kern/kernels.h"
 
-enum { T_SCALAR, T_AVX2, T_AVXVNNI, T_AVX512, T_VNNI, T_N };
+enum { T_SCALAR, T_AVX2, T_AVXVNNI, T_AVX512, T_VNNI, T_AMX, T_N };
 
 static const char *const names[T_N] = {
-	"scalar", "avx2", "avxvnni", "avx512", "vnni"
+	"scalar", "avx2", "avxvnni", "avx512", "vnni", "amx"
 };
 static emb_kernels tables[T_N];
 static int usable[T_N];
@@ -80,10 +81,15 @@ static void build(void)
 		if (emb_gemm_i8_vnni())
 			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
 			     "vnni", q, emb_u8_quantize_scaled_avx512());
+		/* AMX: the tile int8 GEMM (and bf16 below) beside AVX-512
+		 * float, where the CPU and OS allow the tiles */
+		if (emb_gemm_i8_amx())
+			make(T_AMX, &emb_kernels_avx512, emb_gemm_i8_amx(),
+			     "amx", q, emb_u8_quantize_scaled_avx512());
 		/* the search kernels: VPOPCNTDQ is not in every AVX-512 CPU */
 		if (!(cpu & EMB_CPU_AVX512POPCNT))
 			tables[T_AVX512].hamming8 = tables[T_VNNI].hamming8 =
-				emb_kernels_avx2.hamming8;
+				tables[T_AMX].hamming8 = emb_kernels_avx2.hamming8;
 	}
 #endif
 	/* bf16 */
@@ -92,6 +98,22 @@ static void build(void)
 	make_bf16(T_AVXVNNI, NULL, NULL);
 	make_bf16(T_AVX512, emb_gemm_bf16_avx512(), "avx512bf16");
 	make_bf16(T_VNNI, emb_gemm_bf16_avx512(), "avx512bf16");
+	if (emb_gemm_bf16_amx())
+		make_bf16(T_AMX, emb_gemm_bf16_amx(), "amx");
+	else
+		make_bf16(T_AMX, emb_gemm_bf16_avx512(), "avx512bf16");
+}
+
+/* why the amx table is missing: the CPU or OS (base/cpu.c), else the
+ * build */
+static const char *amx_why(void)
+{
+	const char *why = emb_cpu_amx_why();
+
+	if (why)
+		return why;
+	return "this build has no AMX kernels (AMX_CFLAGS in config.mk is "
+	       "empty: the compiler lacks -mamx-int8)";
 }
 
 const emb_kernels *emb_kernels_get(const char *isa)
@@ -115,8 +137,11 @@ int emb_kernels_select(const emb_kernels **out, emb_err *err)
 		if (t == T_N)
 			return emb_err_set(err, "EMB_ISA: unknown value '%s' "
 			                   "(expected scalar, avx2, avxvnni, avx512, "
-			                   "vnni or auto)", env);
+			                   "vnni, amx or auto)", env);
 		*out = emb_kernels_get(env);
+		if (!*out && t == T_AMX)
+			return emb_err_set(err, "EMB_ISA: amx is not usable here: %s",
+			                   amx_why());
 		if (!*out)
 			return emb_err_set(err, "EMB_ISA: %s is not supported by "
 			                   "this CPU or build", env);

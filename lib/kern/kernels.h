@@ -8,7 +8,9 @@
  * kernels_avx2.c (AVX2+FMA), kernels_avx512.c (AVX-512 F/BW/VL/DQ); the
  * int8 ones (qkernels.h) likewise: kernels_i8.c (scalar),
  * kernels_i8_avx2.c (AVX-VNNI, plain AVX2 and the AVX2 row quantizer),
- * kernels_i8_avx512.c (AVX-512 VNNI and its row quantizer).  Kernels
+ * kernels_i8_avx512.c (AVX-512 VNNI and its row quantizer),
+ * kernels_i8_amx.c (AMX-INT8 tiles); the bf16 ones (bkernels.h) one
+ * file each for AVX2, AVX-512 BF16 and AMX-BF16.  Kernels
  * never allocate memory and never fail; they work on caller-provided
  * buffers.
  *
@@ -46,7 +48,7 @@ enum {
 };
 
 typedef struct emb_kernels {
-	/* the table: "scalar", "avx2", "avxvnni", "avx512" or "vnni" */
+	/* the table: "scalar", "avx2", "avxvnni", "avx512", "vnni" or "amx" */
 	const char *name;
 
 	/*
@@ -107,16 +109,17 @@ typedef struct emb_kernels {
 	/* int8 (qkernels.h), set in the tables emb_kernels_get returns
 	 * (NULL in the float-only variants below): the W8A8 GEMM, the
 	 * activation row quantizer to pair with it (same results in every
-	 * version), and the GEMM's name: "scalar", "avx2", "avxvnni" or
-	 * "vnni" */
+	 * version), and the GEMM's name: "scalar", "avx2", "avxvnni",
+	 * "vnni" or "amx" */
 	emb_gemm_i8_fn gemm_i8;
 	emb_u8_quant_fn u8_quantize;
 	emb_u8_quant_scaled_fn u8_quantize_scaled;  /* smoothed (x * cs) */
 	const char *i8_name;
 
 	/* bf16 compute (bkernels.h), set like the int8 members: the bf16
-	 * GEMM (the same bits in every version) and its name: "scalar",
-	 * "avx2" or "avx512bf16" */
+	 * GEMM (the same bits in every version but AMX's, whose sums are
+	 * the tile unit's) and its name: "scalar", "avx2", "avx512bf16" or
+	 * "amx" */
 	emb_gemm_bf16_fn gemm_bf16;
 	const char *bf16_name;
 } emb_kernels;
@@ -139,14 +142,17 @@ extern const emb_kernels emb_kernels_avx512;
  *   "avxvnni"  AVX2 float, AVX-VNNI int8 GEMM
  *   "avx512"   AVX-512 float, AVX2 int8 GEMM, AVX-512 row quantizer
  *   "vnni"     AVX-512 float, AVX-512 VNNI int8 GEMM
+ *   "amx"      AVX-512 float, AMX-INT8 int8 GEMM, AMX-BF16 bf16 GEMM
+ *              (where the CPU has AMX and the OS grants the tile state)
  * The bf16 GEMM: scalar in "scalar", AVX2 in "avx2" and "avxvnni", and
  * in "avx512" and "vnni" AVX-512 BF16 where the CPU has it, else AVX2.
  */
 const emb_kernels *emb_kernels_get(const char *isa);
 /*
- * The best supported table (in the order vnni, avx512, avxvnni, avx2,
- * scalar), or the one named by $EMB_ISA (error when unknown or
- * unsupported).  *out borrowed (static).
+ * The best supported table (in the order amx, vnni, avx512, avxvnni,
+ * avx2, scalar), or the one named by $EMB_ISA (error when unknown or
+ * unsupported; for amx the error says why: CPU, OS or build).  *out
+ * borrowed (static).
  */
 struct emb_err;
 int emb_kernels_select(const emb_kernels **out, struct emb_err *err);

@@ -93,6 +93,9 @@ void emb_gemm_i8_scalar(float *y, int ldy, const uint8_t *u, int ldu,
                         int m, int n, int kp);
 /* the AVX-512 VNNI kernel when this build and CPU have it, else NULL */
 emb_gemm_i8_fn emb_gemm_i8_vnni(void);
+/* the AMX-INT8 kernel (tdpbusd tiles, kernels_i8_amx.c) when this build,
+ * CPU and OS allow it, else NULL */
+emb_gemm_i8_fn emb_gemm_i8_amx(void);
 /* the AVX-VNNI (256-bit) kernel when this build and CPU have it */
 emb_gemm_i8_fn emb_gemm_i8_avxvnni(void);
 /* the plain AVX2 kernel (int16 products, vpmaddwd; no VNNI needed) when

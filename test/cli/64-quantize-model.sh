@@ -46,13 +46,13 @@ if cmp -s "$T/fp32" "$T/w8-60"; then t_fail "W8 output differs from fp32 (int8 w
 if cmp -s "$T/w8-60" "$T/a8-60"; then t_fail "W8A8 output differs from W8 (int8 activations used)"; else t_pass "W8A8 output differs from W8 (int8 activations used)"; fi
 t_ok "fp32 still matches the goldens to 1e-5" emb-validate --quiet --field embedding "$T/g60" "$T/fp32"
 # the int8 GEMMs give the same bits: the plain AVX2 one (avx2 and avx512
-# tables) against AVX-VNNI and AVX-512 VNNI beside the same float
-# kernels (each when this CPU has it; against the portable one: the
-# unit tests, test_i8.c)
+# tables) against AVX-VNNI, AVX-512 VNNI and AMX-INT8 beside the same
+# float kernels (each when this CPU has it; against the portable one:
+# the unit tests, test_i8.c)
 EMB_ISA=scalar emb-encode -m "$T/w8" -j 1 --pool --act int8 "$T/c60" > "$T/a8-scalar" 2> "$T/err"; s=$?
 t_eq "EMB_ISA=scalar (portable float and int8): exit 0" "$s$(cat "$T/err")" 0
 t_lines "... one vector per record" "$(wc -l < "$T/c60" | tr -d ' ')" "$T/a8-scalar"
-for pair in avx2:avxvnni avx512:vnni; do
+for pair in avx2:avxvnni avx512:vnni avx512:amx; do
 	base=${pair%%:*} fast=${pair#*:}
 	if ! EMB_ISA=$fast emb-encode -m "$T/w8" -j 2 --pool --act int8 "$T/c60" > "$T/a8-$fast" 2> "$T/err"; then
 		t_skip "EMB_ISA=$fast == EMB_ISA=$base" "$(head -c 200 "$T/err")"

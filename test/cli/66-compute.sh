@@ -2,7 +2,9 @@
 # (a bad value and bf16 with int8 activations are usage errors, exit 2),
 # the path is taken (output differs from fp32) and stays within cosine
 # 0.9999 of the fp32 goldens, results do not depend on threads or
-# batching, and the portable kernels (EMB_ISA=scalar) run it as well.
+# batching, and the portable kernels (EMB_ISA=scalar) run it as well;
+# EMB_ISA=amx (the AMX tile GEMM) keeps the floor and the invariance,
+# or, where AMX is not usable, is refused in one line that says why.
 # That every bf16 GEMM gives the scalar one's bits is in the unit tests
 # (test_bf16.c); the other families: test/parity.yaml.
 T=$(t_tmpdir 66-compute)
@@ -39,3 +41,23 @@ EMB_ISA=scalar emb-encode -m "$F" -j 2 --pool --compute bf16 "$T/c60" > "$T/bf16
 t_eq "EMB_ISA=scalar (portable bf16 GEMM): exit 0" "$s$(cat "$T/err")" 0
 t_ok "... cosine to the fp32 goldens >= 0.9999" \
 	emb-validate --quiet --atol 1 --min-cos 0.9999 --field embedding "$T/g60" "$T/bf16-scalar"
+
+# AMX (EMB_ISA=amx): the tile bf16 GEMM sums in its own order (not the
+# other kernels' bits, lib/kern/bkernels.h) but keeps the same floor,
+# and its results do not depend on threads or batching; fp32 is the
+# AVX-512 kernels' as before.  Where the CPU or OS does not allow AMX,
+# asking for it is a load error of one line that says why.
+EMB_ISA=amx emb-encode -m "$F" -j 2 --pool --compute bf16 "$T/c60" > "$T/bf16-amx" 2> "$T/err"; s=$?
+if [ "$s" = 0 ]; then
+	t_ok "EMB_ISA=amx bf16: cosine to the fp32 goldens >= 0.9999" \
+		emb-validate --quiet --atol 1 --min-cos 0.9999 --field embedding "$T/g60" "$T/bf16-amx"
+	EMB_ISA=amx emb-encode -m "$F" -j 1 --batch-tokens 1 --pool --compute bf16 "$T/c60" > "$T/bf16-amx1"
+	t_ok "... one thread, one record a pass == batched, 2 threads" cmp -s "$T/bf16-amx" "$T/bf16-amx1"
+	EMB_ISA=amx emb-encode -m "$F" -j 2 --pool "$T/c60" > "$T/fp32-amx"
+	EMB_ISA=avx512 emb-encode -m "$F" -j 2 --pool "$T/c60" > "$T/fp32-avx512"
+	t_ok "EMB_ISA=amx fp32 == EMB_ISA=avx512 fp32, bit for bit" cmp -s "$T/fp32-avx512" "$T/fp32-amx"
+else
+	t_eq "EMB_ISA=amx where AMX is not usable: exit 3" "$s" 3
+	t_grep "... says why" "EMB_ISA: amx is not usable here: " "$T/err"
+	t_lines "... in one line" 1 "$T/err"
+fi

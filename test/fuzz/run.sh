@@ -7,7 +7,7 @@
 # test/fuzz/build/crashes/TARGET/), 2 when it cannot build.
 #
 # The Makefile passes: FUZZ_CC FUZZ_TIME FUZZ_JOBS FUZZ_TARGETS LIB_OBJ
-# CPPFLAGS LDLIBS AVX2_CFLAGS AVX512_CFLAGS VNNI_CFLAGS; FUZZ_ARGS adds
+# CPPFLAGS LDLIBS AVX2_CFLAGS AVX512_CFLAGS VNNI_CFLAGS AMX_CFLAGS; FUZZ_ARGS adds
 # libFuzzer options (e.g. FUZZ_ARGS=-seed=1).  The corpus each run grows
 # stays in test/fuzz/build/corpus/TARGET for the next run.
 set -u
@@ -52,6 +52,7 @@ fhdr="test/fuzz/fuzz.h test/fuzz/fuzz_tok.h"
 		kernels_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_avx512) flags="$KFL ${AVX512_CFLAGS:-}" ;;
 		kernels_i8_avx512) flags="$KFL ${VNNI_CFLAGS:-}" ;;
+		kernels_i8_amx|kernels_bf16_amx) flags="$KFL ${AMX_CFLAGS:-}" ;;
 		kernels_i8_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_bf16_avx2) flags="$KFL ${AVX2_CFLAGS:-}" ;;
 		kernels_i8) flags="$KFL" ;;

@@ -15,11 +15,17 @@
  *    without bias, wider strides, a panel offset, and write nothing
  *    outside y's block.  Skipped where the CPU lacks them (the AVX-512
  *    BF16 one needs avx512_bf16).
- * 5. Every kernel table has a bf16 GEMM and its name.
- * 6. A model loaded with compute_bf16 (splade-tiny, 2 threads) packs its
+ * 5. The AMX-BF16 GEMM is within a few fp32 roundings of the scalar one
+ *    (its sums are the tile unit's, not the formula's order), equal to
+ *    it for a single pair, on every row count around its 16-row tiles
+ *    and 32-row blocks, k tails and 512-k blocks, n across panels, and
+ *    writes nothing outside y's block.  Skipped where the CPU or OS
+ *    does not allow AMX.
+ * 6. Every kernel table has a bf16 GEMM and its name.
+ * 7. A model loaded with compute_bf16 (splade-tiny, 2 threads) packs its
  *    linear layers as bf16 only, and emb_linear_act_fwd (column groups,
  *    row blocks, fused gelu / gelu_tanh / relu, a wide output stride)
- *    gives bit for bit the scalar bf16 GEMM over whole rows followed by
+ *    gives bit for bit its table's bf16 GEMM over whole rows followed by
  *    the table's activation; bf16 with int8 activations is refused.
  */
 #include <criterion/criterion.h>
@@ -27,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/cpu.h"
 #include "kern/kernels.h"
 #include "nn/nn-internal.h"
 #include "testutil.h"
@@ -176,21 +183,35 @@ Test(bf16, scalar_is_the_formula)
 	}
 }
 
+/* y1 (the scalar kernel) and y2 (f) over (m, n) from panel p0, each
+ * with guard floats of -7.5 around them, row stride n + 13; free both */
+enum { GUARD = 16 };
+static void run_both(float **y1, float **y2, emb_gemm_bf16_fn f,
+                     const prob *p, int m, int n, int p0, int bias)
+{
+	int ldy = n + 13, k2 = (p->k + 1) / 2 * 2;
+	size_t sz = (size_t)m * ldy + 2 * GUARD;
+	const float *b = bias ? p->b + 16 * p0 : NULL;
+	const uint16_t *w = p->wb + (size_t)16 * p0 * k2;
+
+	*y1 = malloc(sz * 4);
+	*y2 = malloc(sz * 4);
+	for (size_t i = 0; i < sz; i++)
+		(*y1)[i] = (*y2)[i] = -7.5f;
+	emb_gemm_bf16_scalar(*y1 + GUARD, ldy, p->x, p->ldx, w, b, m, n, p->k);
+	f(*y2 + GUARD, ldy, p->x, p->ldx, w, b, m, n, p->k);
+}
+
 /* kernel f == scalar, bit for bit, over (m, n) from panel p0 */
 static void check_same(emb_gemm_bf16_fn f, const prob *p, int m, int n,
                        int p0, int bias, const char *what)
 {
-	int ldy = n + 13, guard = 16, k2 = (p->k + 1) / 2 * 2;
+	int ldy = n + 13, guard = GUARD;
 	size_t sz = (size_t)m * ldy + 2 * guard;
-	float *y1 = malloc(sz * 4), *y2 = malloc(sz * 4);
-	const float *b = bias ? p->b + 16 * p0 : NULL;
-	const uint16_t *w = p->wb + (size_t)16 * p0 * k2;
+	float *y1, *y2;
 	long bad = -1, out = -1;
 
-	for (size_t i = 0; i < sz; i++)
-		y1[i] = y2[i] = -7.5f;
-	emb_gemm_bf16_scalar(y1 + guard, ldy, p->x, p->ldx, w, b, m, n, p->k);
-	f(y2 + guard, ldy, p->x, p->ldx, w, b, m, n, p->k);
+	run_both(&y1, &y2, f, p, m, n, p0, bias);
 	for (size_t i = 0; i < sz; i++) {
 		size_t o = i - guard;
 		int inside = i >= (size_t)guard && o < (size_t)m * ldy &&
@@ -255,10 +276,104 @@ Test(bf16, avx512bf16_equals_scalar)
 	check_kernel(f, "avx512bf16");
 }
 
+/*
+ * AMX-BF16 against the scalar GEMM.  Not bit for bit: tdpbf16ps rounds
+ * each pair's two products as one sum and adds 16 pairs per step in an
+ * order of its own (bkernels.h).  Both are sums of the same exact
+ * products (and the bias) with at most one fp32 rounding per addition,
+ * so each is within (k + 1) * 2^-24 * sum |terms| of the exact sum, and
+ * they are within twice that of each other.  With one pair (k <= 2)
+ * both are the one rounding of p0 + p1, then + b: equal bits, which
+ * also checks the activation rounding.  NaN where the scalar one has
+ * NaN, the same infinities.
+ */
+static void check_amx(emb_gemm_bf16_fn f, const prob *p, int m, int n,
+                      int p0, int bias, const char *what)
+{
+	int ldy = n + 13, guard = GUARD;
+	size_t sz = (size_t)m * ldy + 2 * guard;
+	const float *b = bias ? p->b + 16 * p0 : NULL;
+	float *y1, *y2;
+	long bad = -1, out = -1;
+	double worst = 0;
+
+	run_both(&y1, &y2, f, p, m, n, p0, bias);
+	for (size_t i = 0; i < sz; i++) {
+		size_t o = i - guard;
+		int inside = i >= (size_t)guard && o < (size_t)m * ldy &&
+		             (int)(o % ldy) < n;
+		if (!inside) {
+			if (out < 0 && y2[i] != -7.5f)
+				out = (long)i;
+			continue;
+		}
+		int r = (int)(o / ldy), j = (int)(o % ldy) + 16 * p0;
+		double mag = b ? fabs(b[j - 16 * p0]) : 0, tol;
+		for (int kk = 0; kk < p->k; kk++)
+			mag += fabs((double)rb(p->x[(size_t)r * p->ldx + kk]) *
+			            rb(p->w[(size_t)j * p->k + kk]));
+		tol = p->k <= 2 ? 0 : 2.0 * (p->k + 1) * mag / 16777216.0;
+		if (isnan(y1[i]) || isinf(y1[i]) || isnan(y2[i]) || isinf(y2[i])) {
+			if (bad < 0 && !(isnan(y1[i]) && isnan(y2[i])) &&
+			    y1[i] != y2[i])
+				bad = (long)o;
+			continue;
+		}
+		if (bad < 0 && fabs((double)y1[i] - y2[i]) > tol)
+			bad = (long)o;
+		if (mag > 0 && fabs((double)y1[i] - y2[i]) / mag > worst)
+			worst = fabs((double)y1[i] - y2[i]) / mag;
+	}
+	cr_expect(bad < 0, "%s %dx%dx%d (panel %d, bias %d) [%ld,%ld]: %a vs %a",
+	          what, m, n, p->k, p0, bias, bad / ldy, bad % ldy,
+	          bad < 0 ? 0 : y1[guard + bad], bad < 0 ? 0 : y2[guard + bad]);
+	cr_expect(out < 0, "%s %dx%d: wrote outside y at %ld", what, m, n, out);
+	/* the tolerance is loose; the differences are much smaller */
+	cr_expect(worst * 16777216.0 <= 8, "%s k %d: worst difference %g ulps "
+	          "of the magnitude", what, p->k, worst * 16777216.0);
+	free(y1);
+	free(y2);
+}
+
+Test(bf16, amx_close_to_scalar)
+{
+	emb_gemm_bf16_fn f = emb_gemm_bf16_amx();
+	int ms[] = { 1, 2, 15, 16, 17, 31, 32, 33, 50 };
+	int ns[] = { 1, 15, 16, 17, 33, 64, 130 };
+	int ks[] = { 1, 2, 3, 31, 32, 33, 64, 384, 511, 512, 513, 1100 };
+	prob p;
+
+	if (!f)
+		cr_skip_test("no AMX-BF16 kernel in this build, CPU or OS (%s)",
+		             emb_cpu_amx_why() ? emb_cpu_amx_why() : "build");
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		prob_make(&p, 50, 130, ks[a]);
+		for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
+			for (size_t r = 0; r < sizeof(ms) / sizeof(ms[0]); r++)
+				check_amx(f, &p, ms[r], ns[c], 0, (int)(r + c) % 2, "amx");
+		check_amx(f, &p, 33, 130 - 16, 1, 1, "amx");
+		check_amx(f, &p, 6, 130 - 48, 3, 0, "amx");
+		prob_free(&p);
+	}
+	/* NaN, infinities, exact zeros in x */
+	prob_make(&p, 5, 20, 40);
+	p.x[3] = NAN;
+	p.x[p.ldx + 1] = INFINITY;
+	p.x[3 * p.ldx + 2] = -0.0f;
+	for (int kk = 0; kk < 40; kk++)
+		p.x[4 * p.ldx + kk] = 0.0f;
+	check_amx(f, &p, 5, 20, 0, 1, "amx special");
+	prob_free(&p);
+	if (emb_kernels_get("amx")) {
+		cr_expect_eq(emb_kernels_get("amx")->gemm_bf16, f);
+		cr_expect_str_eq(emb_kernels_get("amx")->bf16_name, "amx");
+	}
+}
+
 Test(bf16, tables_have_a_bf16_gemm)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
-	                                    "avx512", "vnni" };
+	                                    "avx512", "vnni", "amx" };
 	const emb_kernels *s = emb_kernels_get("scalar");
 
 	cr_assert(s);
@@ -313,7 +428,7 @@ Test(bf16, model_linear_layers)
 			for (int i = 0; i < 203 * ldy; i++)
 				y1[i] = y2[i] = 1.5f;
 			emb_linear_act_fwd(m, y1, ldy, x, H, rows, &L, acts[a]);
-			emb_gemm_bf16_scalar(y2, ldy, x, H, L.wb, L.b, rows, I, H);
+			m->k->gemm_bf16(y2, ldy, x, H, L.wb, L.b, rows, I, H);
 			for (int i = 0; i < rows; i++) {
 				float *row = y2 + (size_t)i * ldy;
 				if (acts[a] == EMB_ACT_GELU)

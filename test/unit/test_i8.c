@@ -8,11 +8,13 @@
  * 2. The scalar GEMM is exact: its integer sums equal a plain triple loop
  *    over the unpacked operands, and extreme operands (u = 255,
  *    q = +-127, k = 4096) do not overflow.
- * 3. The VNNI (AVX-512), AVX-VNNI and plain AVX2 GEMMs equal the scalar one bit for
- *    bit on every tile tail (m 1..13 and past a 96-row block, n across
- *    panel and 4-panel boundaries, k not a multiple of 4), with and
- *    without bias, with strides wider than the matrices, starting at a
- *    panel offset, and leave the memory around y untouched.
+ * 3. The VNNI (AVX-512), AVX-VNNI, plain AVX2 and AMX-INT8 GEMMs equal
+ *    the scalar one bit for bit on every tile tail (m 1..13 and past a
+ *    96-row block, n across panel and 4-panel boundaries, k not a
+ *    multiple of 4), with and without bias, with strides wider than the
+ *    matrices, starting at a panel offset, and leave the memory around y
+ *    untouched; the AMX one also on row counts around its 16-row tiles
+ *    and 32-row blocks and k tails shorter than its 64-byte tiles.
  * 4. A W8A8 linear layer of a loaded model (splade-tiny, 2 threads) with
  *    a fused activation (emb_linear_act_fwd: gelu, gelu_tanh, relu) gives
  *    bit for bit emb_linear_fwd followed by the kernel's activation over
@@ -35,6 +37,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/cpu.h"
 #include "tool/emb-tool.h"
 #include "nn/nn-internal.h"
 #include "kern/qkernels.h"
@@ -158,7 +161,7 @@ Test(i8, quantize_rows_avx512_equals_scalar)
 Test(i8, tables_pair_gemm_and_quantizer)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
-	                                    "avx512", "vnni" };
+	                                    "avx512", "vnni", "amx" };
 	const emb_kernels *s = emb_kernels_get("scalar");
 
 	cr_assert(s);
@@ -382,6 +385,37 @@ Test(i8, avxvnni_equals_scalar)
 	if (!f)
 		cr_skip_test("no AVX-VNNI kernel in this build or CPU");
 	check_kernel(f, "avxvnni");
+}
+
+/* AMX-INT8: check_kernel's shapes, then every row count around its
+ * 16-row tiles and 32-row blocks, k tails of every length below a tile
+ * (kp % 64 = 4 .. 60) and none, odd panel counts */
+Test(i8, amx_equals_scalar)
+{
+	emb_gemm_i8_fn f = emb_gemm_i8_amx();
+	int ms[] = { 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 95 };
+	int ks[] = { 60, 63, 128, 129, 191, 384 };
+	prob p;
+
+	if (!f)
+		cr_skip_test("no AMX-INT8 kernel in this build, CPU or OS (%s)",
+		             emb_cpu_amx_why() ? emb_cpu_amx_why() : "build");
+	check_kernel(f, "amx");
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		prob_make(&p, 95, 81, ks[a], 0);
+		for (size_t r = 0; r < sizeof(ms) / sizeof(ms[0]); r++) {
+			check_same(f, &p, ms[r], 81, 0, (int)r % 2, "amx");
+			check_same(f, &p, ms[r], 33, 1, 1, "amx panel 1");
+		}
+		prob_free(&p);
+	}
+	prob_make(&p, 40, 50, 2000, 1);
+	check_same(f, &p, 40, 50, 0, 1, "amx extreme");
+	prob_free(&p);
+	if (emb_kernels_get("amx")) {
+		cr_expect_eq(emb_kernels_get("amx")->gemm_i8, f);
+		cr_expect_str_eq(emb_kernels_get("amx")->i8_name, "amx");
+	}
 }
 
 /* the row quantizer then the GEMM, as a W8A8 linear layer runs them, stays
@@ -629,7 +663,7 @@ Test(i8, quantize_scaled_avx512_equals_scalar)
 Test(i8, tables_have_scaled_quantizer)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
-	                                    "avx512", "vnni" };
+	                                    "avx512", "vnni", "amx" };
 
 	cr_assert_eq(emb_kernels_get("scalar")->u8_quantize_scaled,
 	             emb_u8_quantize_rows_scaled);

@@ -533,10 +533,22 @@ Test(kernels, isa_selection_by_env)
 		cr_assert_eq(emb_kernels_select(&k, &err), -1);
 		cr_assert(strstr(err.msg, "not supported"), "%s", err.msg);
 	}
+	/* amx: chosen where usable, else refused with the reason */
+	setenv("EMB_ISA", "amx", 1);
+	if (emb_kernels_get("amx")) {
+		cr_assert_eq(emb_kernels_select(&k, &err), 0);
+		cr_assert_str_eq(k->name, "amx");
+	} else {
+		cr_assert_eq(emb_kernels_select(&k, &err), -1);
+		cr_assert(strstr(err.msg, "EMB_ISA: amx is not usable here: "),
+		          "%s", err.msg);
+	}
 	unsetenv("EMB_ISA");
 	cr_assert_eq(emb_kernels_select(&k, &err), 0);
 	/* auto: the best table this CPU runs */
-	if (emb_kernels_get("vnni"))
+	if (emb_kernels_get("amx"))
+		cr_assert_str_eq(k->name, "amx");
+	else if (emb_kernels_get("vnni"))
 		cr_assert_str_eq(k->name, "vnni");
 	else if (emb_kernels_get("avx512"))
 		cr_assert_str_eq(k->name, "avx512");

@@ -406,7 +406,8 @@ Test(search_kernels, hamming8_scalar_counts_bits)
 
 Test(search_kernels, every_table_matches_scalar)
 {
-	static const char *const isas[] = { "avx2", "avxvnni", "avx512", "vnni" };
+	static const char *const isas[] = { "avx2", "avxvnni", "avx512", "vnni",
+	                                    "amx" };
 	static const int words[] = { 1, 3, 12, 30, 31, 32, 62, 63, 100 };
 	static const int dims[] = { 1, 3, 16, 17, 64, 385 };
 	const emb_kernels *ref = emb_kernels_get("scalar");
