@@ -75,6 +75,22 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	exit(status);
 }
 
+void emb_cli_need_file(const emb_cli *c, const char *path, int stream)
+{
+	struct stat st;
+	emb_err err = { "" };
+	int fd;
+
+	if (!path || !strcmp(path, "-"))
+		return;
+	/* a FIFO is opened by its reader: its writer may come later */
+	if (stream && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		return;
+	if ((fd = emb_file_open(NULL, path, NULL, &err)) < 0)
+		emb_cli_die(c, EMB_EXIT_INPUT, "%s", err.msg);
+	close(fd);
+}
+
 void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
 {
 	va_list ap;

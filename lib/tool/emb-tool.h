@@ -189,6 +189,16 @@ void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
+/*
+ * A file the program reads besides the record operands emb_cli_run
+ * reads (emb-search --index and the input of --build, emb-rerank
+ * --texts and --query, a golden): when PATH cannot be opened for
+ * reading (missing, unreadable, a directory, a device; with STREAM 0
+ * also a FIFO), "PROG: error: PATH: WHY" and exit EMB_EXIT_INPUT (5),
+ * the status of an operand that cannot be read.  NULL and "-" (standard
+ * input) pass.  A file whose contents are wrong is its loader's error.
+ */
+void emb_cli_need_file(const emb_cli *c, const char *path, int stream);
 /* parse a decimal integer in [min, max] (size suffixes k, M, G when
  * SUFFIX); 0 or -1 */
 int emb_cli_parse_int(long long *out, const char *s, long long min,
