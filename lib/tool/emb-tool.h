@@ -135,6 +135,8 @@ typedef struct emb_cli_rec {
 	int parsed;             /* rec holds this line's record */
 	const char *file;       /* borrowed */
 	size_t lineno;
+	uint64_t raw_id;        /* --raw: the line's number over every
+	                           operand, its record's "id" */
 	int bad;                /* err holds the diagnostic */
 	emb_err err;
 	/* set by the command's emit (optional): a record written whole but
@@ -327,6 +329,8 @@ void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
                       const emb_cli *cli);
 /* 1 once bound */
 int emb_chunker_bound(const emb_chunker *c);
+/* the lines read so far, over every input (--raw: the last one's id) */
+uint64_t emb_chunker_lines(const emb_chunker *c);
 /*
  * The next record for the command: the next window of the current
  * document, else the windows of the next line of RD.  1: a window record
