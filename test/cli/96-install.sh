@@ -125,6 +125,13 @@ fi
 "$T/embed-static" "$m" nosuchprompt < "$T/texts.txt" > /dev/null 2> "$T/err"; s=$?
 t_eq "unknown prompt name: load fails" "$s" 3
 t_grep "... naming the known ones" "unknown prompt name 'nosuchprompt' (known: " "$T/err"
+# README's o.prompt_name = "query" on a model without prompts (the shape
+# of all-MiniLM-L6-v2): a load error that names the file prompts live in
+m=$(t_fixture minilm-l6)
+"$T/embed-static" "$m" query < "$T/texts.txt" > /dev/null 2> "$T/err"; s=$?
+t_eq "prompt name query on a model without prompts: load fails" "$s" 3
+t_grep "... naming config_sentence_transformers.json" \
+	"unknown prompt name 'query' (known: none; the prompts of $m/config_sentence_transformers.json)" "$T/err"
 n=$(grep -l 'scripts/fetch-model' "$S$P"/bin/emb-[a-eg-z]* 2>/dev/null | wc -l | tr -d ' ')
 t_eq "no installed program tells users to run scripts/fetch-model" "$n" 0
 HF_HUB_CACHE="$T/hub" "$S$P/bin/emb-encode" -m nosuchorg/nosuchmodel < /dev/null 2> "$T/err"
