@@ -218,9 +218,10 @@ int emb_cli_dim(int *dim, const char *arg, emb_err *err);
 char *emb_cli_model_dir(const emb_cli *c, int required);
 /*
  * Read every operand (stdin when none), parse each line (--raw: as
- * {"text": LINE}), call ops, write outputs in input order to stdout,
- * report bad records per --errors/--strict, show progress.  Returns the
- * exit status (0, 1 or 4); never returns on a write error (exit 4) or a
+ * {"id": N, "text": LINE}, N the line number over every operand), call
+ * ops, write outputs in input order to stdout, report bad records per
+ * --errors/--strict, show progress.  Returns the exit status (0, 1, 4
+ * or 5: an operand could not be read); never returns on a write error (exit 4) or a
  * broken pipe (killed by SIGPIPE, or a quiet exit).
  */
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
