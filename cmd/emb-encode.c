@@ -53,7 +53,8 @@ static const char usage[] =
 "When tokenizing text (as emb-tokenize; input_ids, token_type_ids,\n"
 "truncated and prompt_length are written too):\n"
 "  --max-length N, --no-truncate, --prompt STR, --prompt-name NAME,\n"
-"  --no-prompt, --tokens, --raw (input lines are plain text)\n"
+"  --no-prompt, --tokens, --raw (input lines are plain text: {\"id\": N,\n"
+"  \"text\": LINE}, N the line number over every FILE)\n"
 EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
 "5 an input file could not be read.\n";

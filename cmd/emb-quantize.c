@@ -40,8 +40,8 @@ static const char usage[] =
 "  --drop LIST, --progress, --no-progress, --b64 (with --unpack), -h/--help,\n"
 "  --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model, checkpoint or ranges\n"
-"(--ranges, --save-ranges, the stdin spool in TMPDIR), 4 stdout write error,\n"
-"5 an input file could not be read.\n";
+"(no ranges in --ranges; --save-ranges, the stdin spool in TMPDIR), 4 stdout\n"
+"write error, 5 an input file (or --ranges) could not be read.\n";
 
 enum { O_VECTORS = 1, O_RANGES, O_SAVE, O_KEEP, O_UNPACK, O_OUTPUT,
        O_WEIGHTS, O_FORCE };
@@ -132,8 +132,9 @@ static void set_dim(ctx *c, int dim)
 	emb_vq_ranges_init(c->mins, c->maxs, dim);
 }
 
-/* calibrate on the embedding records of PATH (NULL/"-": stdin) */
-static void ranges_from_records(ctx *c, const char *path)
+/* calibrate on the embedding records of PATH (NULL/"-": stdin); -1: an
+ * operand that cannot be read (said here, exit 5 at the end) */
+static int ranges_from_records(ctx *c, const char *path)
 {
 	emb_reader *rd;
 	emb_record *rec = emb_record_new();
@@ -142,9 +143,15 @@ static void ranges_from_records(ctx *c, const char *path)
 	size_t len, n = 0;
 	int rc;
 
-	if (!rec || emb_reader_open(&rd, path, c->cli.max_line, &err) < 0)
-		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s", rec ? err.msg :
-		            "out of memory");
+	if (!rec)
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "out of memory");
+	if (emb_reader_open(&rd, path, c->cli.max_line, &err) < 0) {
+		emb_record_free(rec);
+		if (c->ranges_file)
+			emb_cli_die(&c->cli, EMB_EXIT_INPUT, "%s", err.msg);
+		fprintf(stderr, "%s: error: %s\n", c->cli.prog, err.msg);
+		return -1;
+	}
 	while ((rc = emb_reader_next(rd, &line, &len, &err)) != 0) {
 		float *v = NULL;
 		size_t rows, cols;
@@ -176,6 +183,7 @@ static void ranges_from_records(ctx *c, const char *path)
 		            "take ranges from", emb_reader_name(rd));
 	emb_reader_free(rd);
 	emb_record_free(rec);
+	return 0;
 }
 
 /* --ranges FILE: {"ranges": [[min...], [max...]]} or JSONL records */
@@ -188,14 +196,14 @@ static void load_ranges(ctx *c)
 
 	/* a regular file (it is read twice), opened without waiting */
 	if ((fd = emb_file_open(NULL, c->ranges_file, NULL, &err)) < 0)
-		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s", err.msg);
+		emb_cli_die(&c->cli, EMB_EXIT_INPUT, "%s", err.msg);
 	root = json_loadfd(fd, 0, &je);
 	close(fd);
 
 	if (!root || !json_is_object(root) ||
 	    !(r = json_object_get(root, "ranges"))) {
 		json_decref(root);
-		ranges_from_records(c, c->ranges_file);
+		(void)ranges_from_records(c, c->ranges_file);
 		return;
 	}
 	a = json_array_get(r, 0);
@@ -386,7 +394,7 @@ int main(int argc, char **argv)
 	static ctx c;
 	emb_cli_ops ops = { prepare, NULL, emit, free_user, 0, 1 };
 	char *spool = NULL, *stdin_arg[] = { "-" };
-	int status;
+	int status, kept = 0;
 
 	c.cli.prog = "emb-quantize";
 	c.cli.usage = usage;
@@ -431,12 +439,26 @@ int main(int argc, char **argv)
 				spool = spool_stdin(&c);
 				stdin_arg[0] = spool;
 			}
-			for (int i = 0; i < (c.cli.nfiles ? c.cli.nfiles : 1); i++)
-				ranges_from_records(&c, c.cli.nfiles ? c.cli.files[i] :
-				                    stdin_arg[0]);
+			/* an operand that cannot be read is said once, here,
+			 * and left out of the main pass: exit 5 */
+			for (int i = 0, n = c.cli.nfiles; i < (n ? n : 1); i++) {
+				if (ranges_from_records(&c, n ? c.cli.files[i] :
+				                        stdin_arg[0]) < 0) {
+					if (c.cli.strict)
+						exit(EMB_EXIT_INPUT);
+					c.cli.input_failed = 1;
+					continue;
+				}
+				if (n)
+					c.cli.files[kept++] = c.cli.files[i];
+			}
+			if (c.cli.nfiles)
+				c.cli.nfiles = kept;
 			if (!c.dim) {
 				if (spool)
 					unlink(spool);
+				if (c.cli.input_failed)
+					exit(EMB_EXIT_INPUT);
 				emb_cli_die(&c.cli, EMB_EXIT_RECORD, "no embedding records "
 				            "to take ranges from");
 			}

@@ -47,7 +47,7 @@ static const char usage[] =
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
 "  --drop LIST, --progress,\n""  --no-progress, -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
-"5 an input file could not be read.\n";
+"5 an input file (or --texts, --query) could not be read.\n";
 
 enum { O_ACT = 1, O_TOPK, O_RETDOCS, O_LABEL, O_LOGITS, O_THREADS, O_BATCH,
        O_MAXSIM, O_QUERY, O_SKIPSPECIAL, O_SKIPPREFIX, O_TEXTS };
@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 		if (c.r.skip_special && !c.cli.model)
 			emb_cli_usage_error(&c.cli, "--skip-special needs -m MODEL "
 			                    "(for its special tokens)");
+		emb_cli_need_file(&c.cli, c.r.query_file, 1);
 		if (c.r.skip_special)
 			dir = emb_cli_model_dir(&c.cli, 1);
 		if (emb_rerank_maxsim_setup(&c.r, dir, &err) < 0)
@@ -160,6 +161,7 @@ int main(int argc, char **argv)
 	if (c.r.query_file || c.r.skip_special || c.r.skip_prefix != -2)
 		emb_cli_usage_error(&c.cli, "--query, --skip-special and "
 		                    "--skip-prefix need --maxsim");
+	emb_cli_need_file(&c.cli, c.r.texts_file, 1);
 	dir = emb_cli_model_dir(&c.cli, 1);
 	switch (emb_rerank_setup(&c.r, &c.cli, dir, &err)) {
 	case 0:

@@ -37,7 +37,7 @@ static const char usage[] =
 "  --drop LIST, --progress, --no-progress, -h/--help, --version\n"
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 index load or build error,\n"
 "4 write error,\n"
-"5 an input file could not be read.\n";
+"5 an input file (or the --index file) could not be read.\n";
 
 enum { O_INDEX = 1, O_TOPK, O_SCORE, O_THRESHOLD, O_SEARCH, O_RESCORE,
        O_WITH, O_KEEP, O_THREADS, O_BUILD, O_PRECISION, O_BESTPER };
@@ -244,6 +244,8 @@ int main(int argc, char **argv)
 			emb_cli_usage_error(&c.cli, "--build reads one FILE (or stdin)");
 		if (c.best_per)
 			emb_cli_usage_error(&c.cli, "--best-per goes with --index");
+		if (c.cli.nfiles)
+			emb_cli_need_file(&c.cli, c.cli.files[0], 1);
 		if (emb_index_from_jsonl(&c.ix, c.cli.nfiles ? c.cli.files[0] : NULL,
 		                         c.precision ? c.precision : EMB_IX_F32,
 		                         c.cli.max_line, &err) < 0)
@@ -265,6 +267,7 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--precision goes with --build");
 	if (c.so.with && !c.so.rescore)
 		emb_cli_usage_error(&c.cli, "--rescore-with needs --rescore");
+	emb_cli_need_file(&c.cli, c.index, 0);
 	if (emb_index_open(&c.ix, c.index, c.cli.max_line, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (emb_index_count(c.ix) == 0)

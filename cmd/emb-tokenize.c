@@ -29,7 +29,8 @@ static const char usage[] =
 "  --offsets          also write offsets: [start,end) of each token in\n"
 "                     code points of its text (text_pair for the second\n"
 "                     sequence; [0,0] for special tokens)\n"
-"  --raw              input lines are plain text, read as {\"text\": LINE}\n"
+"  --raw              input lines are plain text, read as {\"id\": N,\n"
+"                     \"text\": LINE}, N the line number (over every FILE)\n"
 EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 tokenizer load, 4 write error,\n"
 "5 an input file could not be read.\n";

@@ -50,7 +50,8 @@ static const char usage_head[] =
 
 static const char usage_tail[] =
 "exit: 0 all within tolerance, 1 some failure, 2 usage,\n"
-"      3 unreadable file or malformed manifest, 4 write error\n";
+"      3 unusable golden or manifest (missing, malformed), 4 write error,\n"
+"      5 GOLDEN or INPUT could not be read\n";
 
 enum { O_ATOL = 1, O_MINCOS, O_TOL, O_FIELD, O_QUIET, O_MANIFEST, O_CASE,
        O_KEEP, O_TRUSTED, O_GOLDEN_ONLY, O_INPUT_ONLY };
@@ -257,6 +258,8 @@ int main(int argc, char **argv)
 		in = c.cli.nfiles > 1 ? c.cli.files[1] : NULL;
 		if (!strcmp(g, "-") && (!in || !strcmp(in, "-")))
 			emb_cli_usage_error(&c.cli, "GOLDEN and INPUT cannot both be stdin");
+		emb_cli_need_file(&c.cli, g, 1);
+		emb_cli_need_file(&c.cli, in, 1);
 		if (c.nfields)
 			c.vo.fields = c.fields;
 		c.vo.tols = c.tols;

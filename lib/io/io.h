@@ -199,10 +199,10 @@ void emb_record_free(emb_record *rec);
  * limited to 512 levels; a duplicate key: getters see the last one. */
 int emb_record_parse(emb_record *rec, const char *line, size_t len,
                      emb_err *err);
-/* --raw: the record {"text": LINE} (LINE must be valid UTF-8; an empty
- * line is the empty text) */
+/* --raw: the record {"id": ID, "text": LINE} (LINE must be valid UTF-8;
+ * an empty line is the empty text); ID: the line's number in the input */
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,
-                         emb_err *err);
+                         uint64_t id, emb_err *err);
 int emb_record_has(const emb_record *rec, const char *key);
 /* Field getters: "missing field 'KEY'", "field 'KEY' is not a string"...
  * *s borrowed from rec (unescaped, may hold NUL bytes: use *len). */

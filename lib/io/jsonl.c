@@ -841,8 +841,9 @@ bad:
 /* append S as a JSON string literal (with quotes) */
 
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,
-                         emb_err *err)
+                         uint64_t id, emb_err *err)
 {
+	char num[48];       /* {"id":N,"text": with N up to 20 digits */
 	emb_buf b;
 	size_t k;
 	int rc;
@@ -853,7 +854,9 @@ int emb_record_from_text(emb_record *rec, const char *line, size_t len,
 		return emb_err_set(err, "invalid UTF-8 at column %zu", k + 1);
 	}
 	emb_buf_init(&b);
-	emb_buf_add(&b, "{\"text\":", 8);
+	emb_buf_add(&b, num, (size_t)snprintf(num, sizeof(num),
+	                                      "{\"id\":%llu,\"text\":",
+	                                      (unsigned long long)id));
 	emb_buf_add_jstr(&b, line, len);
 	emb_buf_add(&b, "}", 1);
 	rc = emb_record_parse(rec, b.p, b.len, err);

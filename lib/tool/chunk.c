@@ -31,6 +31,7 @@
 struct emb_chunker {
 	size_t w, k;
 	int tokens, raw;
+	uint64_t lines;                 /* read so far, over every input */
 	const emb_text_tok *tt;         /* borrowed (emb_chunker_bind) */
 	emb_record *src;                /* the document being cut */
 	emb_encoding full, win;
@@ -161,6 +162,11 @@ int emb_chunker_bound(const emb_chunker *c)
 	return c->tt != NULL;
 }
 
+uint64_t emb_chunker_lines(const emb_chunker *c)
+{
+	return c->lines;
+}
+
 void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
                       const emb_cli *cli)
 {
@@ -247,15 +253,17 @@ int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
 		return next_window(c, rec, len, err);
 	c->n = c->next = 0;
 	rc = emb_reader_next(rd, &line, &n, err);
+	if (rc != 0)
+		c->lines++;
 	if (rc <= 0)
 		return rc;
 	*len = n;
 	/* rec holds the document until its first window: its id names it
 	 * in a diagnostic */
-	if ((c->raw ? emb_record_from_text(rec, line, n, err) :
+	if ((c->raw ? emb_record_from_text(rec, line, n, c->lines, err) :
 	              emb_record_parse(rec, line, n, err)) < 0)
 		return -1;
-	if ((c->raw ? emb_record_from_text(c->src, line, n, err) :
+	if ((c->raw ? emb_record_from_text(c->src, line, n, c->lines, err) :
 	              emb_record_parse(c->src, line, n, err)) < 0)
 		return -2;
 	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, c->src, 1,

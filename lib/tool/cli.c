@@ -75,6 +75,22 @@ void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	exit(status);
 }
 
+void emb_cli_need_file(const emb_cli *c, const char *path, int stream)
+{
+	struct stat st;
+	emb_err err = { "" };
+	int fd;
+
+	if (!path || !strcmp(path, "-"))
+		return;
+	/* a FIFO is opened by its reader: its writer may come later */
+	if (stream && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		return;
+	if ((fd = emb_file_open(NULL, path, NULL, &err)) < 0)
+		emb_cli_die(c, EMB_EXIT_INPUT, "%s", err.msg);
+	close(fd);
+}
+
 void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -714,8 +730,14 @@ static void report(emb_cli *c, emb_cli_rec *r, emb_buf *out)
 	if (c->errors_emit) {
 		const char *id = NULL;
 		size_t idlen = 0;
+		char num[24];
 		if (r->parsed)
 			id = emb_record_raw(r->rec, "id", &idlen);
+		else if (c->raw) {      /* the id the line's record would have */
+			idlen = (size_t)snprintf(num, sizeof(num), "%llu",
+			                         (unsigned long long)r->raw_id);
+			id = num;
+		}
 		emb_out_begin(out, NULL, NULL);
 		if (id)
 			emb_out_json(out, "id", id, idlen);
@@ -858,6 +880,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 	char *stdin_name[] = { "-" };
 	char **files = c->nfiles ? c->files : stdin_name;
 	struct stat st;
+	uint64_t lines = 0;     /* read, over every operand: --raw's ids */
 
 	nf = c->nfiles ? c->nfiles : 1;
 	if (c->chunker && !emb_chunker_bound(c->chunker))
@@ -928,6 +951,9 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			     emb_reader_next(rd, &line, &len, &r->err);
 			if (rc == 0)
 				break;
+			if (!c->chunker)
+				lines++;
+			r->raw_id = c->chunker ? emb_chunker_lines(c->chunker) : lines;
 			r->file = emb_reader_name(rd);
 			r->lineno = emb_reader_lineno(rd);
 			r->bad = 0;
@@ -945,7 +971,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 				            " (plain text, one text per line: --raw)" : "");
 			} else if (!c->chunker &&
 			           (c->raw ? emb_record_from_text(r->rec, line, len,
-			                                          &r->err) :
+			                                          lines, &r->err) :
 			            emb_record_parse(r->rec, line, len, &r->err)) < 0) {
 				r->bad = 1;
 			} else {

@@ -135,6 +135,8 @@ typedef struct emb_cli_rec {
 	int parsed;             /* rec holds this line's record */
 	const char *file;       /* borrowed */
 	size_t lineno;
+	uint64_t raw_id;        /* --raw: the line's number over every
+	                           operand, its record's "id" */
 	int bad;                /* err holds the diagnostic */
 	emb_err err;
 	/* set by the command's emit (optional): a record written whole but
@@ -189,6 +191,16 @@ void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
 /* print "PROG: error: MSG" on stderr and exit with STATUS */
 void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
+/*
+ * A file the program reads besides the record operands emb_cli_run
+ * reads (emb-search --index and the input of --build, emb-rerank
+ * --texts and --query, a golden): when PATH cannot be opened for
+ * reading (missing, unreadable, a directory, a device; with STREAM 0
+ * also a FIFO), "PROG: error: PATH: WHY" and exit EMB_EXIT_INPUT (5),
+ * the status of an operand that cannot be read.  NULL and "-" (standard
+ * input) pass.  A file whose contents are wrong is its loader's error.
+ */
+void emb_cli_need_file(const emb_cli *c, const char *path, int stream);
 /* parse a decimal integer in [min, max] (size suffixes k, M, G when
  * SUFFIX); 0 or -1 */
 int emb_cli_parse_int(long long *out, const char *s, long long min,
@@ -206,9 +218,10 @@ int emb_cli_dim(int *dim, const char *arg, emb_err *err);
 char *emb_cli_model_dir(const emb_cli *c, int required);
 /*
  * Read every operand (stdin when none), parse each line (--raw: as
- * {"text": LINE}), call ops, write outputs in input order to stdout,
- * report bad records per --errors/--strict, show progress.  Returns the
- * exit status (0, 1 or 4); never returns on a write error (exit 4) or a
+ * {"id": N, "text": LINE}, N the line number over every operand), call
+ * ops, write outputs in input order to stdout, report bad records per
+ * --errors/--strict, show progress.  Returns the exit status (0, 1, 4
+ * or 5: an operand could not be read); never returns on a write error (exit 4) or a
  * broken pipe (killed by SIGPIPE, or a quiet exit).
  */
 int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx);
@@ -317,6 +330,8 @@ void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
                       const emb_cli *cli);
 /* 1 once bound */
 int emb_chunker_bound(const emb_chunker *c);
+/* the lines read so far, over every input (--raw: the last one's id) */
+uint64_t emb_chunker_lines(const emb_chunker *c);
 /*
  * The next record for the command: the next window of the current
  * document, else the windows of the next line of RD.  1: a window record

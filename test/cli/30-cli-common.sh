@@ -42,6 +42,23 @@ t_status "emb-encode --max-length at the limit: accepted" 0 \
 	emb-encode -m "$F" --max-length 512 < /dev/null
 t_status "emb-tokenize --max-length 1000: the same rule (config.json's limit)" 2 \
 	emb-tokenize -m "$F" --max-length 1000 < /dev/null 2> /dev/null
+# the same rule for every tool that takes --max-length: the
+# cross-encoder, windows, late chunking (up to the positions by default)
+CE=$(t_fixture ce-minilm-l6)
+L=$(t_fixture modernbert-tiny)
+while IFS='|' read -r over at c; do
+	n=$(echo "$c" | sed 's/ -m [^ ]*//')
+	t_status "$n --max-length $over, above the model's limit: exit 2" 2 \
+		$c --max-length "$over" < /dev/null 2> "$T/err"
+	t_grep "$n --max-length $over: names the limit" "max length $over is above the model's limit of $at tokens" "$T/err"
+	t_status "$n --max-length $at (the limit): accepted" 0 \
+		$c --max-length "$at" < /dev/null
+done <<EOF
+513|512|emb-rerank -m $CE
+1000|512|emb-tokenize -m $F --chunk 128 --overlap 32
+1000|512|emb-encode -m $F --pool --chunk 128
+9000|8192|emb-encode -m $L --pool --chunk 128 --late
+EOF
 mkdir -p "$T/tokonly"
 cp "$F/tokenizer.json" "$T/tokonly/"
 t_status "emb-tokenize --max-length 1000 on a tokenizer without config.json: no limit to check" 0 \

@@ -94,6 +94,39 @@ t_eq "a missing operand alone: exit 5, not 1 (bad records)" "$s" 5
 emb-tokenize -m "$M" "$T/b.jsonl" > /dev/null 2> /dev/null; s=$?
 t_eq "bad records but every file read: exit 1" "$s" 1
 
+# the same status for every file a program reads, not only record
+# operands: the files options name (read before anything is done) and
+# emb-shard's and emb-merge's inputs; @ is the file, missing or a
+# directory (not for emb-merge's CHUNKS, which is one)
+printf '{"id":1,"embedding":[1,0]}\n' > "$T/vec.jsonl"
+mkdir -p "$T/outs"
+while IFS='|' read -r kinds c; do
+	for k in $kinds; do
+		case $k in missing) f="$T/missing.jsonl" ;; dir) f="$T/outs" ;; esac
+		$(echo "$c" | sed "s|@|$f|") < /dev/null > "$T/out" 2> "$T/err"; s=$?
+		t_eq "${c%% @*} ($k): exit 5" "$s" 5
+		t_eq "${c%% @*} ($k): one line naming it, nothing on stdout" \
+			"$(wc -l < "$T/err" | tr -d ' ') $(grep -c -F "$f" "$T/err") $(wc -c < "$T/out" | tr -d ' ')" "1 1 0"
+	done
+done <<EOF
+missing dir|emb-search --index @ $T/vec.jsonl
+missing dir|emb-search --build $T/o.idx @
+missing dir|emb-rerank -m $B --texts @ $T/vec.jsonl
+missing dir|emb-rerank --maxsim --query @ $T/vec.jsonl
+missing dir|emb-quantize --vectors int8 --ranges @ $T/vec.jsonl
+missing dir|emb-quantize --vectors int8 @
+missing dir|emb-validate @ $T/vec.jsonl
+missing dir|emb-validate $T/vec.jsonl @
+missing dir|emb-shard -n 2 @ $T/chunks
+missing dir|emb-merge --check @ $T/vec.jsonl
+missing|emb-merge @ $T/outs
+EOF
+emb-quantize --vectors binary "$T/missing.jsonl" "$T/vec.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "emb-quantize, a missing operand beside a good one: exit 5, the good one written" "$s $(wc -l < "$T/out" | tr -d ' ')" "5 1"
+emb-quantize --vectors int8 "$T/missing.jsonl" "$T/vec.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "emb-quantize, ranges from the input, one operand missing: exit 5, the other written" "$s $(wc -l < "$T/out" | tr -d ' ')" "5 1"
+t_eq "emb-quantize, ranges from the input: the missing operand said once" "$(grep -c missing.jsonl "$T/err")" 1
+
 # emb-pool's own fields
 {
 	printf '{"id":1,"token_embeddings":[[1,2],[3]]}\n'

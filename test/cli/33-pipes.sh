@@ -9,7 +9,7 @@ awk '{ printf "{\"id\":%d,\"token_embeddings\":[[%d,1],[2,3]]}\n", NR, NR }' "$T
 emb-tokenize -m "$M" --raw "$T/many.txt" 2> "$T/err" | head -1 > "$T/out"; s=$?
 t_eq "emb-tokenize | head -1: pipeline status 0" "$s" 0
 t_eq "emb-tokenize | head -1: first record" "$(cat "$T/out")" \
-	'{"text":"line number 0 of many","input_ids":[101,2240,2193,1014,1997,2116,102],"token_type_ids":[0,0,0,0,0,0,0]}'
+	'{"id":1,"text":"line number 0 of many","input_ids":[101,2240,2193,1014,1997,2116,102],"token_type_ids":[0,0,0,0,0,0,0]}'
 t_eq "emb-tokenize | head -1: quiet" "$(cat "$T/err")" ""
 emb-pool "$T/many.jsonl" 2> "$T/err" | head -1 > "$T/out"; s=$?
 t_eq "emb-pool | head -1: status 0, quiet" "$s$(cat "$T/err")" 0

@@ -30,8 +30,9 @@ t_eq "stale embedding replaced, not doubled" \
 	"$(sed -n 2p "$T/pool" | grep -o '"embedding"' | wc -l | tr -d ' ')" 1
 t_grep "no id stays without id" '^{"text":"no id","x":\[\[\],{}\],"input_ids"' "$T/pool"
 
-# --raw: the line becomes the text, nothing else is added
+# --raw: the line becomes the text, its line number the id, nothing else
+# is added
 printf 'plain "quoted" \\ text\n' | emb-tokenize -m "$F" --raw > "$T/raw"
-t_eq "--raw: text field escaped" "$(cut -c1-36 "$T/raw")" '{"text":"plain \"quoted\" \\ text","'
+t_eq "--raw: text field escaped" "$(cut -c1-43 "$T/raw")" '{"id":1,"text":"plain \"quoted\" \\ text","'
 printf 'bad \377\n' | emb-tokenize -m "$F" --raw > /dev/null 2> "$T/err"
 t_grep "--raw: invalid UTF-8 named" "(at <stdin>:1): invalid UTF-8 at column 5" "$T/err"

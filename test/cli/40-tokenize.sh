@@ -73,12 +73,34 @@ t_grep "unknown --prompt-name: lists passage" "passage" "$T/err"
 emb-tokenize -m "$MINI" --prompt-name query "$T/h.jsonl" > /dev/null 2> "$T/err"; s=$?
 t_eq "--prompt-name on a model without that prompt: exit 2" "$s" 2
 
-# --raw reads plain lines; CRLF and a missing final newline are fine
+# --raw reads plain lines; CRLF and a missing final newline are fine;
+# each record's id is its line number
 printf 'one\r\ntwo' | emb-tokenize -m "$MINI" --raw > "$T/out"
-t_eq "--raw: two lines" "$(cat "$T/out")" '{"text":"one","input_ids":[101,2028,102],"token_type_ids":[0,0,0]}
-{"text":"two","input_ids":[101,2048,102],"token_type_ids":[0,0,0]}'
+t_eq "--raw: two lines" "$(cat "$T/out")" '{"id":1,"text":"one","input_ids":[101,2028,102],"token_type_ids":[0,0,0]}
+{"id":2,"text":"two","input_ids":[101,2048,102],"token_type_ids":[0,0,0]}'
 printf '\n' | emb-tokenize -m "$MINI" --raw > "$T/out"; s=$?
-t_eq "--raw: an empty line is the empty text" "$s$(cat "$T/out")" '0{"text":"","input_ids":[101,102],"token_type_ids":[0,0]}'
+t_eq "--raw: an empty line is the empty text" "$s$(cat "$T/out")" '0{"id":1,"text":"","input_ids":[101,102],"token_type_ids":[0,0]}'
+# the line numbers run on over the operands (as through cat), bad lines
+# counted too; the ids go through emb-encode and emb-pool, and an
+# --errors=emit line has its line's id
+printf 'a\nb \377\n' > "$T/r1.txt"
+printf 'c\n\nd\n' > "$T/r2.txt"
+emb-tokenize -m "$MINI" --raw --errors=emit "$T/r1.txt" "$T/r2.txt" 2> /dev/null |
+	sed 's/^{"id":\([0-9]*\),.*/\1/' | tr '\n' ' ' > "$T/ids"
+t_eq "--raw over two files: ids 1 to 5, the bad line's too" "$(cat "$T/ids")" "1 2 3 4 5 "
+cat "$T/r1.txt" "$T/r2.txt" | emb-tokenize -m "$MINI" --raw --errors=emit 2> /dev/null > "$T/cat.out"
+emb-tokenize -m "$MINI" --raw --errors=emit "$T/r1.txt" "$T/r2.txt" 2> /dev/null > "$T/ops.out"
+t_ok "--raw over two files: the output of their concatenation" cmp -s "$T/cat.out" "$T/ops.out"
+M6=$(t_fixture minilm-l6)
+emb-tokenize -m "$M6" --raw "$T/r2.txt" | emb-encode -m "$M6" | emb-pool -m "$M6" |
+	sed 's/^{"id":\([0-9]*\),.*"embedding":.*/\1/' | tr '\n' ' ' > "$T/ids"
+t_eq "--raw ids through emb-encode and emb-pool" "$(cat "$T/ids")" "1 2 3 "
+emb-encode -m "$M6" --raw --pool "$T/r1.txt" "$T/r2.txt" 2> /dev/null |
+	sed 's/^{"id":\([0-9]*\),.*"embedding":.*/\1/' | tr '\n' ' ' > "$T/ids"
+t_eq "emb-encode --raw: the good lines' ids" "$(cat "$T/ids")" "1 3 4 5 "
+emb-encode -m "$M6" --raw --pool --chunk 4 --overlap 1 "$T/r1.txt" "$T/r2.txt" 2> /dev/null |
+	sed 's/^{"id":\([0-9]*\),.*/\1/' | tr '\n' ' ' > "$T/ids"
+t_eq "emb-encode --raw --chunk: each window its line's id" "$(cat "$T/ids")" "1 3 4 5 "
 
 # sentence_bert_config.json do_lower_case: the text, text_pair and prompt
 # are lowercased (Python str.lower) before a cased tokenizer sees them,

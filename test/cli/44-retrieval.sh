@@ -3,8 +3,9 @@
 # index -> the best documents by their best window -> rerank -> document
 # ids, each step checked against a brute-force reference (every window
 # scored in Python, the cross-encoder run on the windows' texts as
-# plain pairs); window identity and size; late chunking up to the
-# model's positions on an 8192-position model
+# plain pairs); window identity and size, token ids included; late
+# chunking up to the model's positions on an 8192-position model (a
+# document of over 6,000 tokens)
 T=$(t_tmpdir 44-retrieval)
 M=$(t_fixture minilm-l6)
 CE=$(t_fixture ce-minilm-l6)
@@ -96,6 +97,44 @@ ok = [json.dumps(r["id"]) for r in best] == [json.dumps(hits[i]["id"]) for i in 
 print(("ok - " if ok else "not ok - ") + "rerank --texts: the documents' ids, chunks and spans, best first")
 PY
 
+# token ids are the windows' own too (README "Long documents"): the n
+# windows of a document of L content tokens hold L + (n-1)K of them, and
+# with K <= W/2 their texts and ids together take at most twice the
+# document's tokenized whole (each window's own members apart: chunk,
+# chunks, span, specials, the copied fields)
+emb-tokenize -m "$M" --no-truncate "$T/docs.jsonl" > "$T/whole.tok"
+for wk in 128:32 16:8; do
+	emb-tokenize -m "$M" --chunk "${wk%:*}" --overlap "${wk#*:}" "$T/docs.jsonl" > "$T/win.tok"
+	$PY - "$T" "${wk%:*}" "${wk#*:}" <<'PY'
+import json, sys
+T, W, K = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+whole = [json.loads(l) for l in open(T + "/whole.tok")]
+wins = [json.loads(l) for l in open(T + "/win.tok")]
+key = lambda v: json.dumps(v)
+def say(ok, what):
+    print(("ok - " if ok else "not ok - ") + "W %d K %d: " % (W, K) + what)
+# [CLS] ... [SEP]: the content tokens are all but the first and last
+L = {key(d["id"]): len(d["input_ids"]) - 2 for d in whole}
+n, tok = {}, {}
+for w in wins:
+    k = key(w["id"])
+    n[k] = n.get(k, 0) + 1
+    tok[k] = tok.get(k, 0) + len(w["input_ids"]) - 2
+say(sorted(L) == sorted(n) and all(tok[k] == L[k] + (n[k] - 1) * K for k in L),
+    "each document's windows hold L + (n-1)K content tokens (%d windows)" % len(wins))
+def own(r):   # the text and the content tokens' ids, as JSON writes them
+    ids = r["input_ids"][1:-1]
+    return len(json.dumps(r["text"], ensure_ascii=False).encode()) + \
+        len(",".join(map(str, ids))) + len(",".join(str(t) for t in r["token_type_ids"][1:-1]))
+wb, db = sum(own(w) for w in wins), sum(own(d) for d in whole)
+say(wb <= 2 * db, "the windows' texts and ids, %d bytes, at most twice the document's whole, %d" % (wb, db))
+tb = sum(len(l.encode()) for l in open(T + "/win.tok"))
+ib = sum(len(l.encode()) for l in open(T + "/docs.jsonl"))
+print("# W %d K %d: window records with their ids %d bytes, %.2fx the input's %d, %.2fx the documents tokenized whole" %
+      (W, K, tb, tb / ib, ib, tb / sum(len(l.encode()) for l in open(T + "/whole.tok"))))
+PY
+done
+
 # without --best-per: windows, several of a document, each its chunk
 emb-search --index "$T/windows.idx" -k 30 "$T/q.jsonl" > "$T/wins.out"
 n=$(grep -o '"chunk":[0-9]*' "$T/wins.out" | wc -l)
@@ -146,9 +185,10 @@ maxpos=$(sed -n 's/.*"max_position_embeddings": *\([0-9]*\).*/\1/p' "$L/config.j
 $PY - "$D/corpus/passages.jsonl" > "$T/long.jsonl" <<'PY'
 import json, sys
 ps = [json.loads(l)["text"] for l in open(sys.argv[1])]
-print(json.dumps({"id": "long", "text": " ".join(ps[:12])}))
+print(json.dumps({"id": "long", "text": " ".join(ps[:26])}))
 PY
 ntok=$(emb-tokenize -m "$L" --no-truncate "$T/long.jsonl" | sed 's/.*"input_ids":\[\([^]]*\)\].*/\1/' | awk -F, '{ print NF - 2 }')
+t_ok "late: a document of more than 6,000 tokens ($ntok)" test "$ntok" -gt 6000
 want=$(awk -v l="$ntok" 'BEGIN { print l <= 128 ? 1 : 1 + int((l - 128 + 95) / 96) }')
 emb-encode -m "$L" --pool --chunk 128 --overlap 32 --late "$T/long.jsonl" > "$T/late" 2> "$T/err"; s=$?
 t_eq "late on a $maxpos-position model ($ntok tokens): exit 0, quiet" "$s$(cat "$T/err")" 0

@@ -153,13 +153,13 @@ t_grep "names the field" "unknown field 'embeddings'" "$T/err"
 emb-validate --frobnicate "$T/golden.jsonl" > "$T/out" 2> "$T/err"
 t_eq "unknown option: exit 2" "$?" 2
 emb-validate "$T/nonexistent.jsonl" "$T/same.jsonl" > "$T/out" 2> "$T/err"
-t_eq "unreadable golden: exit 3" "$?" 3
+t_eq "unreadable golden: exit 5 (an input file)" "$?" 5
 t_grep "names the file" 'nonexistent.jsonl' "$T/err"
 emb-validate "$T/golden.jsonl" "$T/nonexistent.jsonl" > "$T/out" 2> "$T/err"
-t_eq "unreadable input: exit 3" "$?" 3
+t_eq "unreadable input: exit 5" "$?" 5
 emb-validate "$T" "$T/same.jsonl" > "$T/out" 2> "$T/err"
-t_eq "a directory as golden: exit 3" "$?" 3
-t_grep "directory said" 'Is a directory' "$T/err"
+t_eq "a directory as golden: exit 5" "$?" 5
+t_grep "directory said" 'not a regular file (a directory)' "$T/err"
 printf '{"id":1,"input_ids":[1]}\n{"input_ids":[1]}\n' > "$T/noid-golden.jsonl"
 emb-validate "$T/noid-golden.jsonl" "$T/noid-golden.jsonl" > "$T/out" 2>&1
 t_eq "a record without id while joining by id: exit 1" "$?" 1

@@ -49,4 +49,4 @@ t_eq "--maxsim without --query: exit 2" "$s" 2
 emb-rerank --maxsim --query "$T/q.te" --skip-special < /dev/null > /dev/null 2>&1; s=$?
 t_eq "--skip-special without -m: exit 2" "$s" 2
 emb-rerank --maxsim --query "$T/nonexistent" < /dev/null > /dev/null 2>&1; s=$?
-t_eq "unreadable --query file: exit 3" "$s" 3
+t_eq "unreadable --query file: exit 5 (an input file)" "$s" 5

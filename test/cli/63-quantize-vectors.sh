@@ -59,6 +59,9 @@ t_eq "unknown kind: exit 2" "$s" 2
 emb-quantize < /dev/null > /dev/null 2>&1; s=$?
 t_eq "nothing to do: exit 2" "$s" 2
 emb-quantize --vectors int8 --ranges "$T/nonexistent" < /dev/null > /dev/null 2>&1; s=$?
-t_eq "unreadable --ranges: exit 3" "$s" 3
+t_eq "unreadable --ranges: exit 5 (an input file)" "$s" 5
+printf '{"ranges": 5}\n' > "$T/noranges.json"
+emb-quantize --vectors int8 --ranges "$T/noranges.json" < /dev/null > /dev/null 2>&1; s=$?
+t_eq "a --ranges file that holds no ranges: exit 3" "$s" 3
 emb-quantize --unpack int8 < /dev/null > /dev/null 2>&1; s=$?
 t_eq "--unpack int8 without --ranges: exit 2" "$s" 2

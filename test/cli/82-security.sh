@@ -100,8 +100,11 @@ mkfifo "$T/sf/model-00001-of-00001.safetensors"
 load_fails "FIFO as a shard" "model-00001-of-00001.safetensors: not a regular file (a FIFO)" \
 	emb-encode -m "$T/sf" --pool
 mkfifo "$T/ranges.fifo"
-load_fails "FIFO as --ranges" "ranges.fifo: not a regular file (a FIFO)" \
-	emb-quantize --vectors int8 --ranges "$T/ranges.fifo"
+timeout 10 emb-quantize --vectors int8 --ranges "$T/ranges.fifo" < "$T/in.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "FIFO as --ranges: exit 5, an input file that cannot be read (not a hang)" "$s" 5
+t_grep "FIFO as --ranges: says why" "ranges.fifo: not a regular file (a FIFO)" "$T/err"
+t_lines "FIFO as --ranges: one line" 1 "$T/err"
+t_eq "FIFO as --ranges: nothing on stdout" "$(wc -c < "$T/out" | tr -d ' ')" 0
 
 # --- messages never quote file contents ----------------------------------
 mkmodel q
@@ -457,12 +460,12 @@ rm -f "$T/ix.fifo" && mkfifo "$T/ix.fifo"
 ln -sf /dev/zero "$T/ix.zero"
 for ix in "$T/ix.fifo" /dev/zero "$T/ix.zero"; do
 	timeout 10 emb-search --index "$ix" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
-	t_eq "--index ${ix##*/}: refused (exit 3), no wait" "$s" 3
+	t_eq "--index ${ix##*/}: refused (exit 5, an input file that cannot be read), no wait" "$s" 5
 	t_grep "--index ${ix##*/}: not a regular file" "^emb-search: error: $ix: not a regular file (a" "$T/err"
 	t_lines "--index ${ix##*/}: nothing on stdout" 0 "$T/out"
 done
 timeout 10 emb-search --index "$T" "$T/q.jsonl" > "$T/out" 2> "$T/err"; s=$?
-t_eq "--index a directory: exit 3" "$s" 3
+t_eq "--index a directory: exit 5" "$s" 5
 t_grep "--index a directory: named" "$T: not a regular file (a directory)" "$T/err"
 # a reader error on a vectors JSONL index: one clean message (it used to
 # be formatted into itself: "l.jsonl:2: l.jsonl:2: es)")

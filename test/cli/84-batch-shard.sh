@@ -34,7 +34,7 @@ for bad in "-n 0 in.jsonl x" "-n x in.jsonl x" "-n 2 in.jsonl" "-l 2" "in.jsonl 
 	t_eq "emb-shard $bad: usage error" "$s" 2
 done
 emb-shard -n 2 missing.jsonl x > /dev/null 2> err; s=$?
-t_eq "emb-shard on a missing file: exit 1" "$s" 1
+t_eq "emb-shard on a missing file: exit 5, an input that cannot be read" "$s" 5
 t_grep "emb-shard on a missing file: message" "^emb-shard: error: cannot read 'missing.jsonl'" err
 
 # merge
@@ -68,7 +68,7 @@ head -n 9 in.jsonl > short.jsonl
 t_status "emb-merge --check: one line short" 1 emb-merge --check in.jsonl short.jsonl
 t_status "emb-merge --check: output missing" 1 emb-merge --check in.jsonl nothere.jsonl
 emb-merge -o x.jsonl empty-dir-does-not-exist v 2> err; s=$?
-t_eq "emb-merge without a chunks directory: exit 1" "$s" 1
+t_eq "emb-merge without a chunks directory: exit 5, an input that cannot be read" "$s" 5
 for bad in "" "c" "-x c v" "--check in.jsonl" "c v w"; do
 	emb-merge $bad > /dev/null 2>&1; s=$?
 	t_eq "emb-merge $bad: usage error" "$s" 2

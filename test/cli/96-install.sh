@@ -32,6 +32,19 @@ t_eq "libemb.so.0 -> libemb.so.0.1.0" "$(readlink "$S$P/lib/libemb.so.0")" libem
 t_eq "libemb.so -> libemb.so.0" "$(readlink "$S$P/lib/libemb.so")" libemb.so.0
 t_ok "emb-fetch runs (--help)" sh "$S$P/bin/emb-fetch" --help > "$T/fetch.help"
 t_grep "emb-fetch names itself" "^usage: emb-fetch" "$T/fetch.help"
+# every program installed has its page and a --help that names it (and
+# nothing is installed that the pages do not show: st-golden runs from
+# scripts/, as README says)
+n=0 bad=
+for f in "$S$P"/bin/*; do
+	b=${f##*/}
+	n=$((n + 1))
+	[ -f "$S$P/share/man/man1/$b.1" ] || bad="$bad $b(no page)"
+	"$f" --help > "$T/help" 2> /dev/null || bad="$bad $b(--help exit $?)"
+	grep -q "^usage: $b" "$T/help" || bad="$bad $b(--help: no usage line)"
+done
+t_eq "each of the $n installed programs: a page in man1, --help naming it" "${bad:-none}" none
+t_ok "st-golden is not installed" test ! -e "$S$P/bin/st-golden"
 if command -v readelf > /dev/null 2>&1; then
 	readelf -d "$S$P/lib/libemb.so.0.1.0" > "$T/dyn"
 	t_grep "soname libemb.so.0" "SONAME.*\[libemb.so.0\]" "$T/dyn"
@@ -125,6 +138,13 @@ fi
 "$T/embed-static" "$m" nosuchprompt < "$T/texts.txt" > /dev/null 2> "$T/err"; s=$?
 t_eq "unknown prompt name: load fails" "$s" 3
 t_grep "... naming the known ones" "unknown prompt name 'nosuchprompt' (known: " "$T/err"
+# README's o.prompt_name = "query" on a model without prompts (the shape
+# of all-MiniLM-L6-v2): a load error that names the file prompts live in
+m=$(t_fixture minilm-l6)
+"$T/embed-static" "$m" query < "$T/texts.txt" > /dev/null 2> "$T/err"; s=$?
+t_eq "prompt name query on a model without prompts: load fails" "$s" 3
+t_grep "... naming config_sentence_transformers.json" \
+	"unknown prompt name 'query' (known: none; the prompts of $m/config_sentence_transformers.json)" "$T/err"
 n=$(grep -l 'scripts/fetch-model' "$S$P"/bin/emb-[a-eg-z]* 2>/dev/null | wc -l | tr -d ' ')
 t_eq "no installed program tells users to run scripts/fetch-model" "$n" 0
 HF_HUB_CACHE="$T/hub" "$S$P/bin/emb-encode" -m nosuchorg/nosuchmodel < /dev/null 2> "$T/err"

@@ -163,7 +163,8 @@ int FUZZ_ENTRY(jsonl)(const uint8_t *data, size_t size)
 				check_record(rec, v, side, where);
 			else
 				emb_validate_bad(v, side, where, err.msg);
-			if (emb_record_from_text(rec, line, len, &err) == 0) {
+			if (emb_record_from_text(rec, line, len,
+			                         emb_reader_lineno(r), &err) == 0) {
 				const char *s;
 				size_t n;
 				FUZZ_CHECK(emb_record_get_string(rec, "text", &s,

@@ -99,7 +99,7 @@ Test(jsonl, invalid_utf8)
 	}
 	parse(r, "{\"a\":\"ok\xff\"}", &e);
 	cr_expect_str_eq(e.msg, "invalid UTF-8 at column 9");
-	cr_expect_eq(emb_record_from_text(r, "a\xc3(", 3, &e), -1);
+	cr_expect_eq(emb_record_from_text(r, "a\xc3(", 3, 1, &e), -1);
 	cr_expect_str_eq(e.msg, "invalid UTF-8 at column 2");
 	emb_record_free(r);
 }
@@ -527,14 +527,23 @@ Test(jsonl, from_text)
 	const char *s;
 	size_t len;
 
-	cr_assert_eq(emb_record_from_text(r, "say \"hi\"\t\\ caf\xc3\xa9", 16, &e), 0,
+	cr_assert_eq(emb_record_from_text(r, "say \"hi\"\t\\ caf\xc3\xa9", 16, 7, &e), 0,
 	             "%s", e.msg);
 	cr_assert_eq(emb_record_get_string(r, "text", &s, &len, &e), 0);
 	cr_expect_eq(len, 16);
 	cr_expect(!memcmp(s, "say \"hi\"\t\\ caf\xc3\xa9", 16));
-	cr_assert_eq(emb_record_from_text(r, "", 0, &e), 0);
+	/* the line number as its id, before the text */
+	s = emb_record_raw(r, "id", &len);
+	cr_assert(s != NULL);
+	cr_expect_eq(len, 1);
+	cr_expect(!memcmp(s, "7", 1));
+	cr_assert_eq(emb_record_from_text(r, "", 0, 18446744073709551615ull, &e), 0, "%s", e.msg);
 	cr_assert_eq(emb_record_get_string(r, "text", &s, &len, &e), 0);
 	cr_expect_eq(len, 0);
+	s = emb_record_raw(r, "id", &len);
+	cr_assert(s != NULL);
+	cr_expect_eq(len, 20);
+	cr_expect(!memcmp(s, "18446744073709551615", 20));
 	emb_record_free(r);
 }
 
