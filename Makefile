@@ -24,18 +24,21 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 # the order model.c tries them: a new family is its arch_*.c file, its
 # object above and its name here (lib/nn/families.h is made from this)
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
+STATIC_OBJ = lib/static/load.o lib/static/embed.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
-	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o
-LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
-	$(TOOL_OBJ)
+	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o \
+	lib/tool/static.o
+LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) \
+	$(STATIC_OBJ) $(ST_OBJ) $(TOOL_OBJ)
 
 # the shared library: version, soname and objects (see "the shared library")
 SO_MAJOR = 0
 SO_VERSION = 0.1.0
-SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ)
+SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(STATIC_OBJ) \
+	$(ST_OBJ)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
@@ -78,7 +81,8 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
-	lib/st/search.h lib/st/embed.h lib/nn/families.h
+	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
+	lib/static/static-internal.h lib/tool/static.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o

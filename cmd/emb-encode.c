@@ -6,6 +6,7 @@
 #include "tool/emb-tool.h"
 #include "tool/encode.h"
 #include "tool/modcheck.h"
+#include "tool/static.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"
@@ -202,6 +203,16 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--compute bf16 and --act int8 exclude each other");
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
+	if ((pd = emb_static_detect(dir, &err)) != EMB_STATIC_NONE) {
+		emb_static_run so = { c.pool, c.modes, c.normalize, c.dim, c.threads };
+		if (pd < 0)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		if (c.e.splade || c.w8 || c.a8 || c.cli.bf16 || c.cli.chunk)
+			emb_cli_usage_error(&c.cli, "a static embedding model takes no --pool=splade, --weights, --act, --compute, --chunk or --late");
+		status = emb_static_encode(&c.cli, dir, &so);
+		free(dir);
+		return status;
+	}
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
 	mo.weights_int8 = c.w8;

@@ -123,6 +123,55 @@ static int config_positions(const char *dir)
 	return n > 0 ? n : 0;
 }
 
+/* the rest of emb_text_tok_init for the static model t->sm: its
+ * tokenizer, max length and prompt (the prompt's tokens counted without
+ * specials: a static model adds none) */
+static int static_tok(emb_text_tok *t, const char *dir,
+                      const emb_text_opts *o, emb_err *err)
+{
+	const char *prompt = NULL;
+	int rc = -1;
+
+	t->tok = (emb_tokenizer *)emb_static_tokenizer(t->sm);
+	t->opts.no_special = 1;
+	t->opts.max_length = o->no_truncate ? 0 : o->max_length > 0 ?
+	                     (size_t)o->max_length : emb_static_max_length(t->sm);
+	t->lower = t->st.do_lower_case;
+	if (o->prompt) {
+		prompt = o->prompt;
+	} else if (o->prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
+		if (!prompt) {
+			emb_err_set(err, "unknown prompt name '%s' (the prompts of %s/config_sentence_transformers.json)",
+			            o->prompt_name, dir);
+			rc = EMB_TEXT_BAD_OPTION;
+			goto fail;
+		}
+	} else if (!o->no_prompt && t->st.default_prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
+	}
+	if (prompt && *prompt) {
+		emb_encoding enc;
+		if (!(t->prompt = strdup(prompt))) {
+			emb_err_set(err, "out of memory");
+			goto fail;
+		}
+		t->prompt_len = strlen(prompt);
+		emb_encoding_init(&enc);
+		if (emb_static_tokenize(&enc, t->sm, t->prompt, t->prompt_len, 0,
+		                        err) < 0) {
+			emb_encoding_release(&enc);
+			goto fail;
+		}
+		t->prompt_tokens = enc.len;
+		emb_encoding_release(&enc);
+	}
+	return 0;
+fail:
+	emb_text_tok_release(t);
+	return rc;
+}
+
 int emb_text_tok_init(emb_text_tok *t, const char *dir,
                       const emb_text_opts *o, int model_max, emb_err *err)
 {
@@ -136,6 +185,13 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 	if ((o->tok_only ? emb_st_config_load_text(&t->st, dir, err) :
 	                   emb_st_config_load(&t->st, dir, err)) < 0)
 		return -1;
+	if ((rc = emb_static_detect(dir, err)) != EMB_STATIC_NONE) {
+		rc = -1;
+		if (emb_static_load(&t->sm, dir, err) < 0)
+			goto fail;
+		return static_tok(t, dir, o, err);
+	}
+	rc = -1;
 	if (emb_tokenizer_load(&t->tok, dir, err) < 0)
 		goto fail;
 	t->lower = t->st.do_lower_case;
@@ -233,7 +289,10 @@ fail:
 
 void emb_text_tok_release(emb_text_tok *t)
 {
-	emb_tokenizer_free(t->tok);
+	if (t->sm)
+		emb_static_free(t->sm);
+	else
+		emb_tokenizer_free(t->tok);
 	emb_st_config_release(&t->st);
 	free(t->prompt);
 	memset(t, 0, sizeof(*t));
@@ -301,7 +360,14 @@ int emb_text_tok_text(emb_encoding *enc, size_t *prompt_length,
 		if (pair)
 			pair = lp;
 	}
-	rc = emb_tokenize(enc, t->tok, text, tlen, pair, plen, &t->opts, err);
+	if (t->sm && pair)
+		rc = emb_err_set(err, "a static embedding model embeds single texts: field 'text_pair' is not supported");
+	else if (t->sm)
+		rc = emb_static_tokenize(enc, t->sm, text, tlen, t->opts.max_length,
+		                         err);
+	else
+		rc = emb_tokenize(enc, t->tok, text, tlen, pair, plen, &t->opts,
+		                  err);
 	free(buf);
 	free(lt);
 	free(lp);
@@ -352,6 +418,18 @@ void emb_pool_spec_model(emb_pool_spec *p, const emb_st_config *st,
 	p->n_dense = st->n_dense;
 }
 
+void emb_pool_spec_static(emb_pool_spec *p, const emb_static *sm,
+                          const emb_st_config *st, int normalize, int dim)
+{
+	emb_pool_spec_model(p, st, normalize, dim);
+	p->modes = EMB_POOL_MEAN;
+	p->include_prompt = 1;
+	p->in_dim = emb_static_dim(sm);
+	p->sm = sm;
+	if (normalize < 0 && emb_static_format(sm) == EMB_STATIC_M2V)
+		p->normalize = emb_static_normalizes(sm);
+}
+
 int emb_pool_spec_dim(const emb_pool_spec *p, int d)
 {
 	int pd = emb_pool_dim(p->modes, d);
@@ -394,21 +472,37 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		                   d, p->in_dim);
 	if (pd <= 0)
 		return emb_err_set(err, "invalid pooling for dimension %d", d);
-	if (p->n_dense && p->dense[0].in != pd)
-		return emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
-		                   pd, p->dense[0].in);
-	if (p->n_dense && p->dim > p->dense[p->n_dense - 1].out)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, p->dense[p->n_dense - 1].out);
-	if (!p->n_dense && p->dim > pd)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, pd);
 	if (!p->include_prompt)
 		skip = prompt_length;
 	v = malloc((size_t)pd * sizeof(float));
 	if (!v)
 		return emb_err_set(err, "out of memory");
-	if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
+	if (p->sm) {
+		// tok (n, d) -> v (d): the static model's own mean
+		emb_static_mean_rows(v, p->sm, tok, (size_t)n);
+	} else if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
+		free(v);
+		return -1;
+	}
+	return emb_pool_finish(out, outn, p, v, pd, err);
+}
+
+int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
+                    int pd, emb_err *err)
+{
+	int i;
+
+	*out = NULL;
+	*outn = 0;
+	if ((p->n_dense && p->dense[0].in != pd) ||
+	    (p->n_dense && p->dim > p->dense[p->n_dense - 1].out) ||
+	    (!p->n_dense && p->dim > pd)) {
+		if (p->n_dense && p->dense[0].in != pd)
+			emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
+			            pd, p->dense[0].in);
+		else
+			emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+			            p->dim, p->n_dense ? p->dense[p->n_dense - 1].out : pd);
 		free(v);
 		return -1;
 	}
@@ -416,26 +510,30 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		return -1;
 	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
 		double mean = 0, var = 0;
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			mean += v[i];
 		mean /= pd;
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			var += (v[i] - mean) * (v[i] - mean);
 		float m = (float)mean, r = (float)(1.0 / sqrt(var / pd + 1e-5));
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			v[i] = (v[i] - m) * r;
 	}
-	if (p->normalize)
-		emb_normalize(v, pd);
+	if (p->normalize) {
+		if (p->sm && !p->n_dense)
+			emb_static_normalize(v, p->sm, pd);
+		else
+			emb_normalize(v, pd);
+	}
 	if (p->dim > 0) {
 		pd = p->dim;
 		emb_normalize(v, pd);
 	}
-	for (skip = 0; skip < pd; skip++) {
-		if (!isfinite(v[skip])) {
+	for (i = 0; i < pd; i++) {
+		if (!isfinite(v[i])) {
 			free(v);
 			return emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
-			                   skip);
+			                   i);
 		}
 	}
 	*out = v;
