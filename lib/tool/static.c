@@ -245,3 +245,37 @@ int emb_static_encode(emb_cli *cli, const char *dir, const emb_static_run *o)
 	emb_text_tok_release(&c.tt);
 	return status;
 }
+
+int emb_static_pool_record(float **v, int *vn, const emb_pool_spec *p,
+                           const emb_record *rec, const float *tok,
+                           size_t rows, size_t cols, emb_err *err)
+{
+	int d = emb_static_dim(p->sm), same = 0;
+	int32_t *ids = NULL;
+	float *mine = NULL, *m;
+	size_t n;
+	emb_err ign;
+
+	if (rows == 0)
+		return emb_pool_apply(v, vn, p, NULL, 0, d, 0, err);
+	if ((size_t)d == cols && emb_record_has(rec, "input_ids") &&
+	    emb_record_get_int32s(rec, "input_ids", &ids, &n, &ign) == 0 &&
+	    n == rows && emb_static_check_ids(p->sm, ids, n, &ign) == 0 &&
+	    (mine = malloc(rows * cols * sizeof(float)))) {
+		// ids (n) -> mine (n, d): equal to tok bit for bit?
+		emb_static_rows(mine, p->sm, ids, n);
+		same = !memcmp(mine, tok, rows * cols * sizeof(float));
+	}
+	free(mine);
+	if (!same) {
+		free(ids);
+		return emb_pool_apply(v, vn, p, tok, (int)rows, (int)cols, 0, err);
+	}
+	if (!(m = malloc((size_t)d * sizeof(float)))) {
+		free(ids);
+		return emb_err_set(err, "out of memory");
+	}
+	emb_static_mean(m, p->sm, ids, n);
+	free(ids);
+	return emb_pool_finish(v, vn, p, m, d, err);
+}

@@ -25,4 +25,17 @@ typedef struct emb_static_run {
  */
 int emb_static_encode(emb_cli *cli, const char *dir, const emb_static_run *o);
 
+/*
+ * emb-pool with a static model (p->sm): REC's token_embeddings TOK
+ * (rows, cols; rows 0: a text without tokens) -> *v (new) of *vn values,
+ * pooled by emb_pool_apply.  When REC also has the input_ids those rows
+ * are the model's rows of (emb_static_rows, compared exactly), the mean
+ * is taken from the ids themselves (emb_static_mean): the same vector
+ * emb-encode --pool gives, where float32 rows of a model with float64
+ * weights would lose what the library's float64 products keep.
+ */
+int emb_static_pool_record(float **v, int *vn, const emb_pool_spec *p,
+                           const emb_record *rec, const float *tok,
+                           size_t rows, size_t cols, emb_err *err);
+
 #endif /* EMB_TOOL_STATIC_H */
