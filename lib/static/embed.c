@@ -254,6 +254,38 @@ static void vals(double *o, const src *s, const plan *p, size_t t, int a,
 	}
 }
 
+/* the mean of a float32 or float16 table's rows of ids (n > 0), without
+ * weights: the same sums as mean_of, in out itself */
+static void mean_table(float *out, const emb_static *m, const int32_t *ids,
+                       size_t n, int out16)
+{
+	size_t d = (size_t)m->dim, i, t;
+
+	if (m->tdt == EMB_DT_F32) {
+		const float *tab = m->table, *r = tab + row_of(m, ids[0]) * d;
+		memcpy(out, r, d * sizeof(float));
+		for (t = 1; t < n; t++) {
+			r = tab + row_of(m, ids[t]) * d;
+			for (i = 0; i < d; i++)
+				out[i] += r[i];
+		}
+	} else {
+		const uint16_t *tab = m->table, *r = tab + row_of(m, ids[0]) * d;
+		const float *h = m->h2f;
+		for (i = 0; i < d; i++)
+			out[i] = h[r[i]];
+		for (t = 1; t < n; t++) {
+			r = tab + row_of(m, ids[t]) * d;
+			for (i = 0; i < d; i++)
+				out[i] += h[r[i]];
+		}
+	}
+	for (i = 0; i < d; i++) {
+		float x = out[i] / (float)n;
+		out[i] = out16 ? round_h(x) : x;
+	}
+}
+
 /* the mean of s's n tokens -> out (dim) */
 static void mean_of(float *out, const src *s, size_t n)
 {
@@ -265,6 +297,10 @@ static void mean_of(float *out, const src *s, size_t n)
 
 	if (n == 0) {
 		memset(out, 0, (size_t)m->dim * sizeof(float));
+		return;
+	}
+	if (s->ids && !m->w && (m->tdt == EMB_DT_F32 || m->tdt == EMB_DT_F16)) {
+		mean_table(out, m, s->ids, n, p.out16);
 		return;
 	}
 	for (a = 0; a < m->dim; a = b) {

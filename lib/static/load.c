@@ -88,6 +88,7 @@ void emb_static_free(emb_static *m)
 		return;
 	emb_tokenizer_free(m->tok);
 	emb_safetensors_free(m->st);
+	free(m->h2f);
 	free(m);
 }
 
@@ -232,6 +233,12 @@ static int tensors(emb_static *m, const char *file, emb_err *err)
 	}
 	if (w && (size_t)w->shape[0] < m->ids)
 		m->ids = (size_t)w->shape[0];
+	if (m->tdt == EMB_DT_F16) {
+		if (!(m->h2f = malloc(65536 * sizeof(float))))
+			return emb_err_set(err, "out of memory");
+		for (i = 0; i < 65536; i++)
+			m->h2f[i] = emb_static_h2f((uint16_t)i);
+	}
 	return 0;
 }
 

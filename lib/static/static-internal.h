@@ -29,6 +29,7 @@ struct emb_static {
 	                           points) */
 	int32_t unk;            /* Model2Vec: dropped after tokenizing; -1 */
 	int normalize;          /* Model2Vec config.json normalize */
+	float *h2f;             /* F16 table: every half as a float (65536) */
 };
 
 /* IEEE half <-> float; x rounded to half, to nearest even, from a double
