@@ -278,6 +278,7 @@ bench-smoke: all bench-progs
 	sh scripts/bench-families --smoke
 	sh scripts/bench-search --smoke
 	sh scripts/bench-real --smoke
+	sh scripts/bench-static --smoke
 
 .PHONY: bench bench-smoke
 
