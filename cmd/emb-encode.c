@@ -55,6 +55,11 @@ static const char usage[] =
 "truncated and prompt_length are written too):\n"
 "  --max-length N, --no-truncate, --prompt STR, --prompt-name NAME,\n"
 "  --no-prompt, --tokens, --raw (input lines are plain text)\n"
+"A static embedding model (a Model2Vec folder, or a sentence-transformers\n"
+"StaticEmbedding module) is a token table averaged per text, hundreds of\n"
+"times cheaper than a transformer: a first stage that shortlists\n"
+"candidates for a reranker, or embeds a large corpus for deduplication\n"
+"and clustering; --pool gives what its library's encode gives.\n"
 EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
 "5 an input file could not be read.\n";
