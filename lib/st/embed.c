@@ -123,6 +123,43 @@ static int config_positions(const char *dir)
 	return n > 0 ? n : 0;
 }
 
+/* the prompt O asks for (or the model's default) into *prompt
+ * (borrowed from O or t->st, NULL: none); EMB_TEXT_BAD_OPTION (err) for
+ * a name the model does not have */
+static int resolve_prompt(const char **prompt_out, const emb_text_tok *t,
+                          const char *dir, const emb_text_opts *o,
+                          emb_err *err)
+{
+	const char *prompt = NULL;
+
+	if (o->prompt) {
+		prompt = o->prompt;
+	} else if (o->prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
+		if (!prompt) {
+			emb_buf b;
+			size_t i;
+			emb_buf_init(&b);
+			for (i = 0; i < t->st.n_prompts; i++) {
+				if (i)
+					emb_buf_add(&b, ", ", 2);
+				emb_buf_add(&b, t->st.prompts[i].name,
+				            strlen(t->st.prompts[i].name));
+			}
+			emb_buf_add(&b, "", 1);
+			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
+			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
+			            b.p : "none", dir);
+			emb_buf_release(&b);
+			return EMB_TEXT_BAD_OPTION;
+		}
+	} else if (!o->no_prompt && t->st.default_prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
+	}
+	*prompt_out = prompt;
+	return 0;
+}
+
 /* the rest of emb_text_tok_init for the static model t->sm: its
  * tokenizer, max length and prompt (the prompt's tokens counted without
  * specials: a static model adds none) */
@@ -137,19 +174,9 @@ static int static_tok(emb_text_tok *t, const char *dir,
 	t->opts.max_length = o->no_truncate ? 0 : o->max_length > 0 ?
 	                     (size_t)o->max_length : emb_static_max_length(t->sm);
 	t->lower = t->st.do_lower_case;
-	if (o->prompt) {
-		prompt = o->prompt;
-	} else if (o->prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
-		if (!prompt) {
-			emb_err_set(err, "unknown prompt name '%s' (the prompts of %s/config_sentence_transformers.json)",
-			            o->prompt_name, dir);
-			rc = EMB_TEXT_BAD_OPTION;
-			goto fail;
-		}
-	} else if (!o->no_prompt && t->st.default_prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
-	}
+	if ((rc = resolve_prompt(&prompt, t, dir, o, err)) < 0)
+		goto fail;
+	rc = -1;
 	if (prompt && *prompt) {
 		emb_encoding enc;
 		if (!(t->prompt = strdup(prompt))) {
@@ -219,31 +246,9 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 			max = model_max;
 	}
 	t->opts.max_length = (size_t)max;
-	if (o->prompt) {
-		prompt = o->prompt;
-	} else if (o->prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
-		if (!prompt) {
-			emb_buf b;
-			size_t i;
-			emb_buf_init(&b);
-			for (i = 0; i < t->st.n_prompts; i++) {
-				if (i)
-					emb_buf_add(&b, ", ", 2);
-				emb_buf_add(&b, t->st.prompts[i].name,
-				            strlen(t->st.prompts[i].name));
-			}
-			emb_buf_add(&b, "", 1);
-			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
-			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
-			            b.p : "none", dir);
-			emb_buf_release(&b);
-			rc = EMB_TEXT_BAD_OPTION;
-			goto fail;
-		}
-	} else if (!o->no_prompt && t->st.default_prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
-	}
+	if ((rc = resolve_prompt(&prompt, t, dir, o, err)) < 0)
+		goto fail;
+	rc = -1;
 	if (prompt && *prompt) {
 		emb_encoding enc;
 		int trc;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/threadpool.h"
+#include "tool/encode.h"
 #include "tool/static.h"
 
 /* one record */
@@ -168,19 +169,10 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	emb_out_begin(b, r->rec, o->text ? drop_tok : NULL);
 	if (o->text) {
 		emb_out_int32s(b, "input_ids", o->ids, o->n);
-		if (c->cli->tokens) {
-			const char **t = malloc((o->n + 1) * sizeof(*t));
-			if (!t)
-				return emb_err_set(err, "out of memory");
-			for (size_t i = 0; i < o->n; i++)
-				t[i] = emb_tokenizer_id_to_token(c->tt.tok, o->ids[i]);
-			emb_out_strings(b, "tokens", t, o->n);
-			free(t);
-		}
-		if (o->truncated > 0)
-			emb_out_int(b, "truncated", (long long)o->truncated);
-		if (o->prompt_length > 0)
-			emb_out_int(b, "prompt_length", (long long)o->prompt_length);
+		if (emb_out_tok_fields(b, c->cli->tokens ? c->tt.tok : NULL, o->ids,
+		                       o->n, o->truncated, o->prompt_length,
+		                       err) < 0)
+			return -1;
 	}
 	if (c->o->pool)
 		emb_out_floats(b, "embedding", o->v, (size_t)o->vn, c->cli->b64);

@@ -15,11 +15,12 @@ cp "$D/corpus/texts.jsonl" "$T/docs.jsonl"
 printf '%s\n' '{"qid":"q1","text":"who may redistribute the work"}' \
 	'{"qid":"q2","text":"a cat sat on the mat"}' > "$T/queries.jsonl"
 
-awk '$0 == "<!-- recipe: static-retrieval -->" { on = 1; getline; next }
-	on && /^```$/ { exit }
-	on { print }' "$EMB_TOP/README.md" > "$T/recipe.sh"
+# the recipe, as README.md shows it (between its marker and the end of
+# the code block), with the fixtures' models
+sed -n '/^<!-- recipe: static-retrieval -->$/,/^```$/p' "$EMB_TOP/README.md" |
+	sed '1,2d; $d' > "$T/recipe.sh"
 t_grep "README.md has the static recipe" 'emb-search --index static.idx -k 100' "$T/recipe.sh"
-sed '/^S=/d; /^CE=/d' "$T/recipe.sh" > "$T/run.sh"
+grep -v '^S=\|^CE=' "$T/recipe.sh" > "$T/run.sh"
 (cd "$T" && S="$S" CE="$CE" sh -e ./run.sh) > "$T/out" 2> "$T/err"; s=$?
 t_eq "the recipe: exit 0, quiet" "$s$(cat "$T/err")" 0
 t_lines "the recipe: a shortlist per query" 2 "$T/shortlist.jsonl"
