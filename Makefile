@@ -50,7 +50,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
-	test/unit/test_bf16.o
+	test/unit/test_bf16.o test/unit/test_static.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)

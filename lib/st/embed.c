@@ -594,7 +594,7 @@ void emb_embedder_free(emb_embedder *e)
 	free(e->seqs);
 	free(e->skip);
 	free(e->scratch);
-	if (e->tt.tok || e->tt.prompt)
+	if (e->tt.tok || e->tt.prompt || e->tt.sm)
 		emb_text_tok_release(&e->tt);
 	emb_model_free(e->m);
 	free(e);
@@ -645,19 +645,34 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 	                  o->precision == EMB_PRECISION_W8A8_SMOOTH;
 	mo.act_int8 = o->precision == EMB_PRECISION_W8A8 ? 1 :
 	              o->precision == EMB_PRECISION_W8A8_SMOOTH ? 2 : 0;
-	if (emb_model_load(&e->m, dir, &mo, &er) < 0)
-		goto fail;
-	e->hidden = emb_model_hidden_size(e->m);
 	memset(&to, 0, sizeof(to));
 	to.max_length = o->max_length > 0 ? o->max_length : 0;
 	to.no_truncate = o->max_length < 0;
 	to.prompt = o->prompt;
 	to.prompt_name = o->prompt_name;
 	to.no_prompt = o->no_prompt;
-	if (emb_text_tok_init(&e->tt, dir, &to, emb_model_max_positions(e->m),
-	                      &er) != 0)
+	if ((full = emb_static_detect(dir, &er)) < 0)
 		goto fail;
-	emb_pool_spec_model(&e->spec, &e->tt.st, o->normalize, o->dim);
+	if (full != EMB_STATIC_NONE) {  /* a static model: no transformer */
+		if (o->precision != EMB_PRECISION_FP32) {
+			emb_err_set(&er, "%s: a static embedding model has no precision modes",
+			            dir);
+			goto fail;
+		}
+		if (emb_text_tok_init(&e->tt, dir, &to, 0, &er) != 0)
+			goto fail;
+		e->hidden = emb_static_dim(e->tt.sm);
+		emb_pool_spec_static(&e->spec, e->tt.sm, &e->tt.st, o->normalize,
+		                     o->dim);
+	} else {
+		if (emb_model_load(&e->m, dir, &mo, &er) < 0)
+			goto fail;
+		e->hidden = emb_model_hidden_size(e->m);
+		if (emb_text_tok_init(&e->tt, dir, &to,
+		                      emb_model_max_positions(e->m), &er) != 0)
+			goto fail;
+		emb_pool_spec_model(&e->spec, &e->tt.st, o->normalize, o->dim);
+	}
 	full = emb_pool_spec_dim(&e->spec, e->hidden);
 	if (full <= 0) {
 		emb_err_set(&er, "%s: invalid pooling for hidden size %d", dir,
@@ -752,6 +767,39 @@ static int embed_pass(emb_embedder *e, float *out, int k, size_t tokens,
 	return 0;
 }
 
+/* emb_embed with a static model: each text tokenized and averaged */
+static int embed_static(emb_embedder *e, float *out, const char *const *texts,
+                        const size_t *lens, size_t n, emb_err *er)
+{
+	emb_encoding *enc = &e->encs[0];
+	size_t pl;
+	float *v;
+	int vn;
+	char m[EMB_ERR_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!texts[i])
+			return emb_err_set(er, "text %zu is NULL", i);
+		if (emb_text_tok_text(enc, &pl, &e->tt, texts[i],
+		                      lens ? lens[i] : strlen(texts[i]), NULL, 0,
+		                      er) < 0)
+			goto bad;
+		if (!(v = malloc((size_t)e->hidden * sizeof(float))))
+			return emb_err_set(er, "out of memory");
+		// ids (len) -> v (hidden) -> the modules after it
+		emb_static_mean(v, e->tt.sm, enc->ids, enc->len);
+		if (emb_pool_finish(&v, &vn, &e->spec, v, e->hidden, er) < 0)
+			goto bad;
+		memcpy(out + i * (size_t)e->dim, v, (size_t)e->dim * sizeof(float));
+		free(v);
+		continue;
+bad:
+		snprintf(m, sizeof(m), "%s", er->msg);
+		return emb_err_set(er, "text %zu: %s", i, m);
+	}
+	return 0;
+}
+
 int emb_embed(emb_embedder *e, float *out, const char *const *texts,
               const size_t *lens, size_t n, char *err, size_t errsz)
 {
@@ -759,6 +807,9 @@ int emb_embed(emb_embedder *e, float *out, const char *const *texts,
 	size_t i = 0, first = 0, tokens = 0;
 	int k = 0;
 
+	if (e->tt.sm)
+		return embed_static(e, out, texts, lens, n, &er) < 0 ?
+		       fail_msg(err, errsz, &er) : 0;
 	while (i < n) {
 		emb_encoding *enc = &e->encs[k];
 		size_t len;
