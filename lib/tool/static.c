@@ -41,7 +41,7 @@ static int grow_ids(srec *o, size_t n, emb_err *err)
 {
 	int32_t *p;
 
-	if (n <= o->ids_cap)
+	if (o->ids && n <= o->ids_cap)
 		return 0;
 	if (!(p = realloc(o->ids, (n + 16) * sizeof(*p))))
 		return emb_err_set(err, "out of memory");
