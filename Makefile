@@ -25,18 +25,21 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 # the order model.c tries them: a new family is its arch_*.c file, its
 # object above and its name here (lib/nn/families.h is made from this)
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
+STATIC_OBJ = lib/static/load.o lib/static/embed.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
-	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o
-LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ) \
-	$(TOOL_OBJ)
+	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o \
+	lib/tool/static.o
+LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) \
+	$(STATIC_OBJ) $(ST_OBJ) $(TOOL_OBJ)
 
 # the shared library: version, soname and objects (see "the shared library")
 SO_MAJOR = 0
 SO_VERSION = 0.1.0
-SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(ST_OBJ)
+SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(STATIC_OBJ) \
+	$(ST_OBJ)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
@@ -48,7 +51,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
-	test/unit/test_bf16.o
+	test/unit/test_bf16.o test/unit/test_static.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -79,7 +82,8 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
-	lib/st/search.h lib/st/embed.h lib/nn/families.h
+	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
+	lib/static/static-internal.h lib/tool/static.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o
@@ -135,7 +139,7 @@ check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay bench-pr
 BENCH_BIN = bench/work/bin
 BENCH_PROGS = $(BENCH_BIN)/fma-peak $(BENCH_BIN)/runtime $(BENCH_BIN)/gemm-bench \
 	$(BENCH_BIN)/gemm-i8-bench $(BENCH_BIN)/search-bench $(BENCH_BIN)/pretok-regex \
-	$(BENCH_BIN)/unicode-cmp
+	$(BENCH_BIN)/unicode-cmp $(BENCH_BIN)/static-bench
 bench-progs: $(BENCH_PROGS)
 $(BENCH_PROGS): lib/libemb.a $(HDR) config.mk
 	@mkdir -p $(BENCH_BIN)
@@ -147,6 +151,7 @@ $(BENCH_BIN)/gemm-i8-bench: bench/gemm-i8-bench.c
 $(BENCH_BIN)/search-bench: bench/search-bench.c
 $(BENCH_BIN)/pretok-regex: bench/pretok-regex.c
 $(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
+$(BENCH_BIN)/static-bench: bench/static-bench.c
 
 clean:
 	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
@@ -271,6 +276,7 @@ bench: all bench-progs
 	sh scripts/bench-families
 	sh scripts/bench-search
 	sh scripts/bench-real
+	sh scripts/bench-static
 
 bench-smoke: all bench-progs
 	sh scripts/bench --smoke
@@ -278,6 +284,7 @@ bench-smoke: all bench-progs
 	sh scripts/bench-families --smoke
 	sh scripts/bench-search --smoke
 	sh scripts/bench-real --smoke
+	sh scripts/bench-static --smoke
 
 .PHONY: bench bench-smoke
 

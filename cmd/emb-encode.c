@@ -6,6 +6,7 @@
 #include "tool/emb-tool.h"
 #include "tool/encode.h"
 #include "tool/modcheck.h"
+#include "tool/static.h"
 
 static const char usage[] =
 "usage: emb-encode -m MODEL [options] [FILE...]\n"
@@ -55,6 +56,11 @@ static const char usage[] =
 "  --max-length N, --no-truncate, --prompt STR, --prompt-name NAME,\n"
 "  --no-prompt, --tokens, --raw (input lines are plain text: {\"id\": N,\n"
 "  \"text\": LINE}, N the line number over every FILE)\n"
+"A static embedding model (a Model2Vec folder, or a sentence-transformers\n"
+"StaticEmbedding module) is a token table averaged per text, hundreds of\n"
+"times cheaper than a transformer: a first stage that shortlists\n"
+"candidates for a reranker, or embeds a large corpus for deduplication\n"
+"and clustering; --pool gives what its library's encode gives.\n"
 EMB_CLI_USAGE_COMMON
 "Exit: 0 ok, 1 some record failed, 2 usage, 3 model load, 4 write error,\n"
 "5 an input file could not be read.\n";
@@ -203,6 +209,16 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--compute bf16 and --act int8 exclude each other");
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
+	if ((pd = emb_static_detect(dir, &err)) != EMB_STATIC_NONE) {
+		emb_static_run so = { c.pool, c.modes, c.normalize, c.dim, c.threads };
+		if (pd < 0)
+			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		if (c.e.splade || c.w8 || c.a8 || c.cli.bf16 || c.cli.chunk)
+			emb_cli_usage_error(&c.cli, "a static embedding model takes no --pool=splade, --weights, --act, --compute, --chunk or --late");
+		status = emb_static_encode(&c.cli, dir, &so);
+		free(dir);
+		return status;
+	}
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
 	mo.weights_int8 = c.w8;

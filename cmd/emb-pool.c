@@ -4,6 +4,7 @@
 
 #include "tool/emb-tool.h"
 #include "tool/modcheck.h"
+#include "tool/static.h"
 
 static const char usage[] =
 "usage: emb-pool [-m MODEL] [--mode MODE] [--normalize|--no-normalize]\n"
@@ -110,6 +111,13 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	if (emb_record_get_floats(r->rec, "token_embeddings", &tok, &rows, &cols,
 	                          err) < 0)
 		return -1;
+	if (c->spec.sm) {
+		rc = emb_static_pool_record(&o->v, &o->n, &c->spec, r->rec, tok,
+		                            rows, cols, err);
+		free(tok);
+		r->cost = rows + 1;
+		return rc;
+	}
 	if (rows == 0 || cols == 0) {
 		free(tok);
 		return emb_err_set(err, "field 'token_embeddings' is empty");
@@ -165,6 +173,24 @@ static int finish(void *vc, emb_buf *b, emb_err *err)
 	return emb_group_finish(&c->group, b, c->cli.b64, err);
 }
 
+/* a static model in DIR: its own mean and Normalize (kept for the
+ * run); 0 when DIR holds none */
+static int static_spec(ctx *c, const char *dir, const emb_st_config *st)
+{
+	emb_static *sm;
+	emb_err err;
+	int k = emb_static_detect(dir, &err);
+
+	if (k == EMB_STATIC_NONE)
+		return 0;
+	if (k < 0 || emb_static_load(&sm, dir, &err) < 0)
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s", err.msg);
+	if (c->cli.late || (c->modes && c->modes != EMB_POOL_MEAN))
+		emb_cli_usage_error(&c->cli, "a static embedding model averages its tokens: no --late, no --mode but mean");
+	emb_pool_spec_static(&c->spec, sm, st, c->normalize, c->dim);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static ctx c;
@@ -187,19 +213,22 @@ int main(int argc, char **argv)
 		if (emb_st_config_load(&st, dir, &err) < 0 ||
 		    emb_st_config_hidden(&hidden, dir, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-		if (st.pool_modes)
-			c.spec.modes = st.pool_modes;
-		c.spec.normalize = st.normalize;
-		c.spec.include_prompt = st.include_prompt;
-		c.spec.in_dim = st.pool_dim;
-		/* the Dense weights stay for the run */
-		c.spec.dense = st.dense;
-		c.spec.n_dense = st.n_dense;
-		if (c.modes)
-			c.spec.modes = c.modes;
-		c.spec.dim = c.dim;
-		if (emb_pool_spec_check(&c.spec, hidden, st.pool_dim, dir, &err) < 0)
-			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		if (!static_spec(&c, dir, &st)) {
+			if (st.pool_modes)
+				c.spec.modes = st.pool_modes;
+			c.spec.normalize = st.normalize;
+			c.spec.include_prompt = st.include_prompt;
+			c.spec.in_dim = st.pool_dim;
+			/* the Dense weights stay for the run */
+			c.spec.dense = st.dense;
+			c.spec.n_dense = st.n_dense;
+			if (c.modes)
+				c.spec.modes = c.modes;
+			c.spec.dim = c.dim;
+			if (emb_pool_spec_check(&c.spec, hidden, st.pool_dim, dir,
+			                        &err) < 0)
+				emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
+		}
 		st.dense = NULL;
 		st.n_dense = 0;
 		emb_st_config_release(&st);

@@ -76,7 +76,9 @@ void emb_embedder_opts_init(emb_embedder_opts *o);
 /*
  * Load the model in directory DIR: its tokenizer, config.json and
  * weights (mmapped), and its sentence-transformers modules (Pooling,
- * Dense, Normalize, prompts, max_seq_length, do_lower_case).  O may be
+ * Dense, Normalize, prompts, max_seq_length, do_lower_case); or a static
+ * embedding model (a Model2Vec folder, or a StaticEmbedding module:
+ * emb-encode(1); precision EMB_PRECISION_FP32 only).  O may be
  * NULL (the defaults).  0, or -1 with a one-line message in ERR (ERRSZ
  * bytes, may be NULL) naming the file and field.  *out: new,
  * emb_embedder_free.

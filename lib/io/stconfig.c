@@ -388,12 +388,22 @@ static int load_modules(emb_st_config *c, const char *dir, emb_err *err)
 			}
 			if (load_pooling(c, dir, mp, err))
 				goto out;
+		} else if (!strcmp(type, "StaticEmbedding")) {
+			/* a static model's input module (lib/static/): its
+			 * output is the pooled vector */
+			if (i != 0) {
+				emb_err_set(err, "%s: entry %zu: a StaticEmbedding module is supported only first",
+				            path, i);
+				goto out;
+			}
+			have_pool = 1;
 		} else if (!strcmp(type, "Normalize")) {
 			c->normalize = 1;
 		} else if (!strcmp(type, "Dense")) {
 			if (!have_pool || c->normalize) {
 				emb_err_set(err, "%s: entry %zu: a Dense module is supported "
-				            "only between Pooling and Normalize", path, i);
+				            "only between Pooling (or StaticEmbedding) and "
+				            "Normalize", path, i);
 				goto out;
 			}
 			if (load_dense(c, dir, mp, err))

@@ -123,6 +123,82 @@ static int config_positions(const char *dir)
 	return n > 0 ? n : 0;
 }
 
+/* the prompt O asks for (or the model's default) into *prompt
+ * (borrowed from O or t->st, NULL: none); EMB_TEXT_BAD_OPTION (err) for
+ * a name the model does not have */
+static int resolve_prompt(const char **prompt_out, const emb_text_tok *t,
+                          const char *dir, const emb_text_opts *o,
+                          emb_err *err)
+{
+	const char *prompt = NULL;
+
+	if (o->prompt) {
+		prompt = o->prompt;
+	} else if (o->prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
+		if (!prompt) {
+			emb_buf b;
+			size_t i;
+			emb_buf_init(&b);
+			for (i = 0; i < t->st.n_prompts; i++) {
+				if (i)
+					emb_buf_add(&b, ", ", 2);
+				emb_buf_add(&b, t->st.prompts[i].name,
+				            strlen(t->st.prompts[i].name));
+			}
+			emb_buf_add(&b, "", 1);
+			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
+			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
+			            b.p : "none", dir);
+			emb_buf_release(&b);
+			return EMB_TEXT_BAD_OPTION;
+		}
+	} else if (!o->no_prompt && t->st.default_prompt_name) {
+		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
+	}
+	*prompt_out = prompt;
+	return 0;
+}
+
+/* the rest of emb_text_tok_init for the static model t->sm: its
+ * tokenizer, max length and prompt (the prompt's tokens counted without
+ * specials: a static model adds none) */
+static int static_tok(emb_text_tok *t, const char *dir,
+                      const emb_text_opts *o, emb_err *err)
+{
+	const char *prompt = NULL;
+	int rc = -1;
+
+	t->tok = (emb_tokenizer *)emb_static_tokenizer(t->sm);
+	t->opts.no_special = 1;
+	t->opts.max_length = o->no_truncate ? 0 : o->max_length > 0 ?
+	                     (size_t)o->max_length : emb_static_max_length(t->sm);
+	t->lower = t->st.do_lower_case;
+	if ((rc = resolve_prompt(&prompt, t, dir, o, err)) < 0)
+		goto fail;
+	rc = -1;
+	if (prompt && *prompt) {
+		emb_encoding enc;
+		if (!(t->prompt = strdup(prompt))) {
+			emb_err_set(err, "out of memory");
+			goto fail;
+		}
+		t->prompt_len = strlen(prompt);
+		emb_encoding_init(&enc);
+		if (emb_static_tokenize(&enc, t->sm, t->prompt, t->prompt_len, 0,
+		                        err) < 0) {
+			emb_encoding_release(&enc);
+			goto fail;
+		}
+		t->prompt_tokens = enc.len;
+		emb_encoding_release(&enc);
+	}
+	return 0;
+fail:
+	emb_text_tok_release(t);
+	return rc;
+}
+
 int emb_text_tok_init(emb_text_tok *t, const char *dir,
                       const emb_text_opts *o, int model_max, emb_err *err)
 {
@@ -136,6 +212,13 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 	if ((o->tok_only ? emb_st_config_load_text(&t->st, dir, err) :
 	                   emb_st_config_load(&t->st, dir, err)) < 0)
 		return -1;
+	if ((rc = emb_static_detect(dir, err)) != EMB_STATIC_NONE) {
+		rc = -1;
+		if (emb_static_load(&t->sm, dir, err) < 0)
+			goto fail;
+		return static_tok(t, dir, o, err);
+	}
+	rc = -1;
 	if (emb_tokenizer_load(&t->tok, dir, err) < 0)
 		goto fail;
 	t->lower = t->st.do_lower_case;
@@ -163,31 +246,9 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 			max = model_max;
 	}
 	t->opts.max_length = (size_t)max;
-	if (o->prompt) {
-		prompt = o->prompt;
-	} else if (o->prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, o->prompt_name);
-		if (!prompt) {
-			emb_buf b;
-			size_t i;
-			emb_buf_init(&b);
-			for (i = 0; i < t->st.n_prompts; i++) {
-				if (i)
-					emb_buf_add(&b, ", ", 2);
-				emb_buf_add(&b, t->st.prompts[i].name,
-				            strlen(t->st.prompts[i].name));
-			}
-			emb_buf_add(&b, "", 1);
-			emb_err_set(err, "unknown prompt name '%s' (known: %s; the prompts of %s/config_sentence_transformers.json)",
-			            o->prompt_name, b.len > 1 && !emb_buf_failed(&b) ?
-			            b.p : "none", dir);
-			emb_buf_release(&b);
-			rc = EMB_TEXT_BAD_OPTION;
-			goto fail;
-		}
-	} else if (!o->no_prompt && t->st.default_prompt_name) {
-		prompt = emb_st_config_prompt(&t->st, t->st.default_prompt_name);
-	}
+	if ((rc = resolve_prompt(&prompt, t, dir, o, err)) < 0)
+		goto fail;
+	rc = -1;
 	if (prompt && *prompt) {
 		emb_encoding enc;
 		int trc;
@@ -233,7 +294,10 @@ fail:
 
 void emb_text_tok_release(emb_text_tok *t)
 {
-	emb_tokenizer_free(t->tok);
+	if (t->sm)
+		emb_static_free(t->sm);
+	else
+		emb_tokenizer_free(t->tok);
 	emb_st_config_release(&t->st);
 	free(t->prompt);
 	memset(t, 0, sizeof(*t));
@@ -301,7 +365,14 @@ int emb_text_tok_text(emb_encoding *enc, size_t *prompt_length,
 		if (pair)
 			pair = lp;
 	}
-	rc = emb_tokenize(enc, t->tok, text, tlen, pair, plen, &t->opts, err);
+	if (t->sm && pair)
+		rc = emb_err_set(err, "a static embedding model embeds single texts: field 'text_pair' is not supported");
+	else if (t->sm)
+		rc = emb_static_tokenize(enc, t->sm, text, tlen, t->opts.max_length,
+		                         err);
+	else
+		rc = emb_tokenize(enc, t->tok, text, tlen, pair, plen, &t->opts,
+		                  err);
 	free(buf);
 	free(lt);
 	free(lp);
@@ -352,6 +423,18 @@ void emb_pool_spec_model(emb_pool_spec *p, const emb_st_config *st,
 	p->n_dense = st->n_dense;
 }
 
+void emb_pool_spec_static(emb_pool_spec *p, const emb_static *sm,
+                          const emb_st_config *st, int normalize, int dim)
+{
+	emb_pool_spec_model(p, st, normalize, dim);
+	p->modes = EMB_POOL_MEAN;
+	p->include_prompt = 1;
+	p->in_dim = emb_static_dim(sm);
+	p->sm = sm;
+	if (normalize < 0 && emb_static_format(sm) == EMB_STATIC_M2V)
+		p->normalize = emb_static_normalizes(sm);
+}
+
 int emb_pool_spec_dim(const emb_pool_spec *p, int d)
 {
 	int pd = emb_pool_dim(p->modes, d);
@@ -394,21 +477,37 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		                   d, p->in_dim);
 	if (pd <= 0)
 		return emb_err_set(err, "invalid pooling for dimension %d", d);
-	if (p->n_dense && p->dense[0].in != pd)
-		return emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
-		                   pd, p->dense[0].in);
-	if (p->n_dense && p->dim > p->dense[p->n_dense - 1].out)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, p->dense[p->n_dense - 1].out);
-	if (!p->n_dense && p->dim > pd)
-		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		                   p->dim, pd);
 	if (!p->include_prompt)
 		skip = prompt_length;
 	v = malloc((size_t)pd * sizeof(float));
 	if (!v)
 		return emb_err_set(err, "out of memory");
-	if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
+	if (p->sm) {
+		// tok (n, d) -> v (d): the static model's own mean
+		emb_static_mean_rows(v, p->sm, tok, (size_t)n);
+	} else if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
+		free(v);
+		return -1;
+	}
+	return emb_pool_finish(out, outn, p, v, pd, err);
+}
+
+int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
+                    int pd, emb_err *err)
+{
+	int i;
+
+	*out = NULL;
+	*outn = 0;
+	if ((p->n_dense && p->dense[0].in != pd) ||
+	    (p->n_dense && p->dim > p->dense[p->n_dense - 1].out) ||
+	    (!p->n_dense && p->dim > pd)) {
+		if (p->n_dense && p->dense[0].in != pd)
+			emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
+			            pd, p->dense[0].in);
+		else
+			emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+			            p->dim, p->n_dense ? p->dense[p->n_dense - 1].out : pd);
 		free(v);
 		return -1;
 	}
@@ -416,26 +515,30 @@ int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
 		return -1;
 	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
 		double mean = 0, var = 0;
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			mean += v[i];
 		mean /= pd;
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			var += (v[i] - mean) * (v[i] - mean);
 		float m = (float)mean, r = (float)(1.0 / sqrt(var / pd + 1e-5));
-		for (int i = 0; i < pd; i++)
+		for (i = 0; i < pd; i++)
 			v[i] = (v[i] - m) * r;
 	}
-	if (p->normalize)
-		emb_normalize(v, pd);
+	if (p->normalize) {
+		if (p->sm && !p->n_dense)
+			emb_static_normalize(v, p->sm, pd);
+		else
+			emb_normalize(v, pd);
+	}
 	if (p->dim > 0) {
 		pd = p->dim;
 		emb_normalize(v, pd);
 	}
-	for (skip = 0; skip < pd; skip++) {
-		if (!isfinite(v[skip])) {
+	for (i = 0; i < pd; i++) {
+		if (!isfinite(v[i])) {
 			free(v);
 			return emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
-			                   skip);
+			                   i);
 		}
 	}
 	*out = v;
@@ -491,7 +594,7 @@ void emb_embedder_free(emb_embedder *e)
 	free(e->seqs);
 	free(e->skip);
 	free(e->scratch);
-	if (e->tt.tok || e->tt.prompt)
+	if (e->tt.tok || e->tt.prompt || e->tt.sm)
 		emb_text_tok_release(&e->tt);
 	emb_model_free(e->m);
 	free(e);
@@ -542,19 +645,34 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 	                  o->precision == EMB_PRECISION_W8A8_SMOOTH;
 	mo.act_int8 = o->precision == EMB_PRECISION_W8A8 ? 1 :
 	              o->precision == EMB_PRECISION_W8A8_SMOOTH ? 2 : 0;
-	if (emb_model_load(&e->m, dir, &mo, &er) < 0)
-		goto fail;
-	e->hidden = emb_model_hidden_size(e->m);
 	memset(&to, 0, sizeof(to));
 	to.max_length = o->max_length > 0 ? o->max_length : 0;
 	to.no_truncate = o->max_length < 0;
 	to.prompt = o->prompt;
 	to.prompt_name = o->prompt_name;
 	to.no_prompt = o->no_prompt;
-	if (emb_text_tok_init(&e->tt, dir, &to, emb_model_max_positions(e->m),
-	                      &er) != 0)
+	if ((full = emb_static_detect(dir, &er)) < 0)
 		goto fail;
-	emb_pool_spec_model(&e->spec, &e->tt.st, o->normalize, o->dim);
+	if (full != EMB_STATIC_NONE) {  /* a static model: no transformer */
+		if (o->precision != EMB_PRECISION_FP32) {
+			emb_err_set(&er, "%s: a static embedding model has no precision modes",
+			            dir);
+			goto fail;
+		}
+		if (emb_text_tok_init(&e->tt, dir, &to, 0, &er) != 0)
+			goto fail;
+		e->hidden = emb_static_dim(e->tt.sm);
+		emb_pool_spec_static(&e->spec, e->tt.sm, &e->tt.st, o->normalize,
+		                     o->dim);
+	} else {
+		if (emb_model_load(&e->m, dir, &mo, &er) < 0)
+			goto fail;
+		e->hidden = emb_model_hidden_size(e->m);
+		if (emb_text_tok_init(&e->tt, dir, &to,
+		                      emb_model_max_positions(e->m), &er) != 0)
+			goto fail;
+		emb_pool_spec_model(&e->spec, &e->tt.st, o->normalize, o->dim);
+	}
 	full = emb_pool_spec_dim(&e->spec, e->hidden);
 	if (full <= 0) {
 		emb_err_set(&er, "%s: invalid pooling for hidden size %d", dir,
@@ -649,6 +767,39 @@ static int embed_pass(emb_embedder *e, float *out, int k, size_t tokens,
 	return 0;
 }
 
+/* emb_embed with a static model: each text tokenized and averaged */
+static int embed_static(emb_embedder *e, float *out, const char *const *texts,
+                        const size_t *lens, size_t n, emb_err *er)
+{
+	emb_encoding *enc = &e->encs[0];
+	size_t pl;
+	float *v;
+	int vn;
+	char m[EMB_ERR_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!texts[i])
+			return emb_err_set(er, "text %zu is NULL", i);
+		if (emb_text_tok_text(enc, &pl, &e->tt, texts[i],
+		                      lens ? lens[i] : strlen(texts[i]), NULL, 0,
+		                      er) < 0)
+			goto bad;
+		if (!(v = malloc((size_t)e->hidden * sizeof(float))))
+			return emb_err_set(er, "out of memory");
+		// ids (len) -> v (hidden) -> the modules after it
+		emb_static_mean(v, e->tt.sm, enc->ids, enc->len);
+		if (emb_pool_finish(&v, &vn, &e->spec, v, e->hidden, er) < 0)
+			goto bad;
+		memcpy(out + i * (size_t)e->dim, v, (size_t)e->dim * sizeof(float));
+		free(v);
+		continue;
+bad:
+		snprintf(m, sizeof(m), "%s", er->msg);
+		return emb_err_set(er, "text %zu: %s", i, m);
+	}
+	return 0;
+}
+
 int emb_embed(emb_embedder *e, float *out, const char *const *texts,
               const size_t *lens, size_t n, char *err, size_t errsz)
 {
@@ -656,6 +807,9 @@ int emb_embed(emb_embedder *e, float *out, const char *const *texts,
 	size_t i = 0, first = 0, tokens = 0;
 	int k = 0;
 
+	if (e->tt.sm)
+		return embed_static(e, out, texts, lens, n, &er) < 0 ?
+		       fail_msg(err, errsz, &er) : 0;
 	while (i < n) {
 		emb_encoding *enc = &e->encs[k];
 		size_t len;

@@ -14,13 +14,17 @@
 #include "io/io.h"
 #include "tok/tok.h"
 #include "nn/nn.h"
+#include "static/static.h"
 
 /* ------------------------------------------------------------------ */
 /* the text front end                                                  */
 
 /* text -> tokens the way emb-tokenize, emb-encode and emb_embedder share */
 typedef struct emb_text_tok {
-	emb_tokenizer *tok;     /* new (emb_text_tok_release) */
+	emb_tokenizer *tok;     /* new (emb_text_tok_release); sm's own when
+	                           sm is set */
+	emb_static *sm;         /* new: DIR is a static model (static.h),
+	                           tokenized as its library does; NULL: not */
 	emb_st_config st;
 	emb_tok_opts opts;      /* max_length: the effective maximum */
 	char *prompt;           /* NULL: no prompt */
@@ -54,7 +58,10 @@ enum {
 
 /*
  * Load the tokenizer and sentence-transformers config from DIR and apply
- * O (NULL: the model's defaults).  MODEL_MAX: the model's own limit
+ * O (NULL: the model's defaults).  A static model (emb_static_detect) is
+ * loaded whole into t->sm: its texts are tokenized as
+ * emb_static_tokenize does, at most its emb_static_max_length tokens by
+ * default, with no model limit.  MODEL_MAX: the model's own limit
  * (emb_model_max_positions; 0: none): the default max length is capped
  * by it and an explicit o->max_length above it is refused.  0; -1 (err)
  * when a file cannot be loaded; EMB_TEXT_BAD_OPTION (err) for an option
@@ -91,6 +98,10 @@ typedef struct emb_pool_spec {
 	int in_dim;             /* expected hidden size, 0: any */
 	const emb_dense *dense; /* borrowed: applied after pooling, before
 	                           Normalize */
+	const emb_static *sm;   /* borrowed: a static model's mean
+	                           (emb_static_mean_rows) instead of the
+	                           modes, and its own Normalize when no
+	                           Dense comes before it */
 	size_t n_dense;
 	int layer_norm;         /* LayerNorm (no affine, eps 1e-5) after the
 	                           Dense modules: nomic's Matryoshka recipe */
@@ -104,6 +115,13 @@ typedef struct emb_pool_spec {
  */
 void emb_pool_spec_model(emb_pool_spec *p, const emb_st_config *st,
                          int normalize, int dim);
+/*
+ * The spec of the static model SM (borrowed): its mean, the Dense modules
+ * of ST (borrowed), Normalize as NORMALIZE (-1: the model's: Model2Vec's
+ * config.json normalize, else ST's Normalize module), DIM as above.
+ */
+void emb_pool_spec_static(emb_pool_spec *p, const emb_static *sm,
+                          const emb_st_config *st, int normalize, int dim);
 /* width of the vectors P gives for hidden size D (0 when invalid) */
 int emb_pool_spec_dim(const emb_pool_spec *p, int d);
 
@@ -116,6 +134,14 @@ int emb_pool_spec_dim(const emb_pool_spec *p, int d);
 int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
                    const float *tok, int n, int d, int prompt_length,
                    emb_err *err);
+/*
+ * The modules after pooling on V (PD values, stolen): the Dense modules,
+ * the LayerNorm, Normalize, then --dim; *out (new) of *outn values.  0,
+ * or -1 with ERR set (V freed): a shape that does not fit, a value that
+ * is not finite.
+ */
+int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
+                    int pd, emb_err *err);
 /* the record's "prompt_length" (0 when absent) */
 int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
 

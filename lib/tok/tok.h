@@ -58,6 +58,10 @@ const char *emb_tokenizer_id_to_token(const emb_tokenizer *tok, int32_t id);
 /* id of an exact vocabulary/added token, -1 when absent */
 int32_t emb_tokenizer_token_to_id(const emb_tokenizer *tok, const char *s);
 size_t emb_tokenizer_vocab_size(const emb_tokenizer *tok);
+/* the id of the model's unknown token (WordPiece and BPE: unk_token
+ * looked up as emb_tokenizer_token_to_id does; Unigram: unk_id), -1 when
+ * it has none */
+int32_t emb_tokenizer_unk_id(const emb_tokenizer *tok);
 /* number of special tokens the post-processor adds around one sequence
  * (e.g. 2 for [CLS] A [SEP]) or a pair (3 or 4) */
 size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair);

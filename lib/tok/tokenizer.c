@@ -909,6 +909,18 @@ size_t emb_tokenizer_vocab_size(const emb_tokenizer *tok)
 	return tok->n_ids;
 }
 
+int32_t emb_tokenizer_unk_id(const emb_tokenizer *tok)
+{
+	const char *unk = NULL;
+
+	switch (tok->model.type) {
+	case TK_MODEL_WORDPIECE: unk = tok->model.u.wp.unk; break;
+	case TK_MODEL_BPE: unk = tok->model.u.bpe.unk; break;
+	case TK_MODEL_UNIGRAM: return tok->model.u.uni.unk_id;
+	}
+	return unk ? emb_tokenizer_token_to_id(tok, unk) : -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* loading                                                             */
 

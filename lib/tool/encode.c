@@ -247,6 +247,26 @@ int emb_encoder_run(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err)
 	return 0;
 }
 
+int emb_out_tok_fields(emb_buf *b, const emb_tokenizer *tok,
+                       const int32_t *ids, size_t n, size_t truncated,
+                       size_t prompt_length, emb_err *err)
+{
+	if (tok) {
+		const char **t = malloc((n + 1) * sizeof(*t));
+		if (!t)
+			return emb_err_set(err, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			t[i] = emb_tokenizer_id_to_token(tok, ids[i]);
+		emb_out_strings(b, "tokens", t, n);
+		free(t);
+	}
+	if (truncated > 0)
+		emb_out_int(b, "truncated", (long long)truncated);
+	if (prompt_length > 0)
+		emb_out_int(b, "prompt_length", (long long)prompt_length);
+	return 0;
+}
+
 int emb_encoder_emit(const emb_encoder *e, emb_buf *b, const emb_record *rec,
                      const emb_enc_rec *o, emb_err *err)
 {
@@ -258,19 +278,9 @@ int emb_encoder_emit(const emb_encoder *e, emb_buf *b, const emb_record *rec,
 	if (o->tokenized) {
 		emb_out_int32s(b, "input_ids", o->ids, o->n);
 		emb_out_int32s(b, "token_type_ids", o->types, o->n);
-		if (e->tokens) {
-			const char **t = malloc((o->n + 1) * sizeof(*t));
-			if (!t)
-				return emb_err_set(err, "out of memory");
-			for (size_t i = 0; i < o->n; i++)
-				t[i] = emb_tokenizer_id_to_token(e->tt->tok, o->ids[i]);
-			emb_out_strings(b, "tokens", t, o->n);
-			free(t);
-		}
-		if (o->truncated > 0)
-			emb_out_int(b, "truncated", (long long)o->truncated);
-		if (o->prompt_length > 0)
-			emb_out_int(b, "prompt_length", (long long)o->prompt_length);
+		if (emb_out_tok_fields(b, e->tokens ? e->tt->tok : NULL, o->ids, o->n,
+		                       o->truncated, o->prompt_length, err) < 0)
+			return -1;
 	}
 	if (e->splade) {
 		if (emb_out_sparse(b, "sparse", o->sp_idx, o->v, (size_t)o->vn,

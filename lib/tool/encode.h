@@ -74,6 +74,13 @@ int emb_encoder_run(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err);
 int emb_encoder_emit(const emb_encoder *e, emb_buf *b, const emb_record *rec,
                      const emb_enc_rec *o, emb_err *err);
 
+/* after a tokenized record's input_ids: "tokens" (the strings of IDS in
+ * TOK; NULL: none), "truncated" and "prompt_length" when not 0.  0, or
+ * -1 (err) out of memory */
+int emb_out_tok_fields(emb_buf *b, const emb_tokenizer *tok,
+                       const int32_t *ids, size_t n, size_t truncated,
+                       size_t prompt_length, emb_err *err);
+
 /* O and what it holds (NULL: nothing) */
 void emb_enc_rec_free(emb_enc_rec *o);
 

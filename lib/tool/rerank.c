@@ -763,6 +763,9 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c->threads;
 	mo.compute_bf16 = cli->bf16;
+	if (emb_static_detect(dir, err) > 0)
+		return emb_err_set(err, "%s: a static embedding model is not a cross-encoder (embed with emb-encode --pool, rank with emb-search)",
+		                   dir);
 	if (emb_model_load(&c->m, dir, &mo, err) < 0)
 		return -1;
 	if (emb_model_head(c->m) != EMB_HEAD_CLASSIFIER)

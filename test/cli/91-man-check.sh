@@ -56,7 +56,7 @@ done
 # --- modules --------------------------------------------------------------
 sed -n 's/.*!strcmp(type, "\([A-Za-z]*\)").*/\1/p' "$top/lib/io/stconfig.c" | sort -u > "$T/mods"
 sed -n '/^The sentence-transformers modules run are/,/^is a load error/p' "$top/man/emb.7" |
-	grep -E -o '\b(Transformer|Pooling|Dense|Normalize|[A-Z][a-z]+)\b' |
+	grep -E -o '\b(Transformer|Pooling|Dense|Normalize|[A-Z][A-Za-z]+)\b' |
 	grep -x -F -f "$T/mods" | sort -u > "$T/mods.doc"
 t_eq "emb(7) names the modules lib/io/stconfig.c runs" "$(tr '\n' ' ' < "$T/mods.doc")" "$(tr '\n' ' ' < "$T/mods")"
 for p in emb-encode emb-tokenize emb-pool; do

@@ -91,6 +91,17 @@ else
 	t_skip "bench-real tables" "the real all-MiniLM-L6-v2 is not in $refs (scripts/install-refs)"
 fi
 
+smoke bench-static
+t_grep "bench-static: emb's static row" '^| emb-encode --pool, static | 2 | [0-9.]* |' "$T/bench-static.out"
+t_grep "bench-static: where the time goes" '^Where emb.s time goes .*tokenize .*gather .*JSON out' "$T/bench-static.out"
+peer bench-static "model2vec" '^| model2vec [0-9.]* StaticModel.encode |' model2vec numpy
+if EMB_REFS=$refs sh "$EMB_TOP/scripts/real-model" all-MiniLM-L6-v2 >/dev/null 2>&1; then
+	t_grep "bench-static: emb's MiniLM-L6 row" '^| emb-encode --pool, all-MiniLM-L6-v2 fp32' "$T/bench-static.out"
+else
+	t_grep "bench-static: says MiniLM is missing, and what to run" 'skip emb MiniLM: .*install-refs' "$T/bench-static.err"
+	t_skip "bench-static: the MiniLM-L6 row" "the real all-MiniLM-L6-v2 is not in $refs (scripts/install-refs)"
+fi
+
 if cmp -s "$T/results.before" "$EMB_TOP/bench/RESULTS.md"; then
 	t_pass "nothing appended to bench/RESULTS.md"
 else
