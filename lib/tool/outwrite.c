@@ -8,7 +8,9 @@
  * fits: its free room is its capacity (F_GETPIPE_SZ) less the unread
  * bytes (FIONREAD) less one page (a page the reader has half consumed
  * is not free yet), and we write the whole lines that fit in that, or
- * wait a millisecond (a sleep a signal interrupts) for the reader.
+ * wait a millisecond (a sleep a signal interrupts) for the reader.  A
+ * reader that has closed the pipe leaves its unread bytes there for
+ * good: poll's POLLERR says so, and the write then fails with EPIPE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,13 +103,18 @@ int emb_write_lines(int fd, const char *p, size_t len,
 			} else {
 				const char *e = memchr(p + off, '\n', len - off);
 				size_t line = e ? (size_t)(e - (p + off)) + 1 : len - off;
-				if (line <= most) {
+				struct pollfd pf = { .fd = fd, .events = POLLOUT };
+				if (line <= most && !(poll(&pf, 1, 0) > 0 &&
+				    (pf.revents & (POLLERR | POLLHUP | POLLNVAL)))) {
 					/* it will fit once the reader reads */
 					struct timespec ms = { 0, 1000000 };
 					nanosleep(&ms, NULL);
 					continue;
 				}
-				chunk = line;   /* longer than the pipe: as it comes */
+				/* longer than the pipe: as it comes; or the
+				 * reader is gone (what it left unread never
+				 * drains): the write says so (EPIPE) */
+				chunk = line;
 			}
 		}
 		n = write(fd, p + off, chunk);

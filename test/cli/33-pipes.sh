@@ -77,3 +77,11 @@ fi
 printf '{"text":"a"}\n' > "$T/one.jsonl"
 emb-tokenize -m "$M" --progress=always "$T/one.jsonl" > /dev/null 2> "$T/err"
 t_grep "--progress: tokens/s counted" "emb-tokenize: 1 records, .* records/s, [0-9]* tokens/s" "$T/err"
+# a reader that exits without reading: what it left in the pipe never
+# drains, and the writer, waiting for room for its next whole line, must
+# see the reader gone (SIGPIPE or EPIPE) rather than wait for ever
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "{\"id\":%d,\"text\":\"words and more words, line %d\"}\n", i, i }' > "$T/gone.jsonl"
+timeout 60 sh -c "emb-pool '$T/many.jsonl' | sleep 1" 2> /dev/null; s=$?
+t_ok "emb-pool | a reader that exits unread: the writer ends (exit $s, not the timeout's 124)" test "$s" -ne 124
+timeout 60 sh -c "emb-tokenize -m '$M' '$T/gone.jsonl' | sleep 1" 2> /dev/null; s=$?
+t_ok "emb-tokenize | a reader that exits unread: the writer ends (exit $s)" test "$s" -ne 124
