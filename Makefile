@@ -15,7 +15,9 @@ IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
-	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
+	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/model.o lib/tok/addedtok.o \
+	lib/tok/postproc.o lib/tok/chunksafe.o lib/tok/vocabtxt.o \
+	lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \

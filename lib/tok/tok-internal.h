@@ -13,7 +13,8 @@
  *                                            pretok.c; regexes: pretok.c)
  *     -> model: tokens per piece           (tk_model, wordpiece.c, bpe.c,
  *                                            unigram.c)
- *     -> truncation, post-processor        (tk_post, tokenizer.c)
+ *     -> truncation, post-processor        (tk_post, tokenizer.c and
+ *                                            postproc.c)
  *
  * Every stage is a tagged struct with a switch on its type, so new
  * component types (NFC, Precompiled, ByteLevel, Metaspace, BPE,
@@ -212,9 +213,9 @@ void tk_pretok_release(tk_pretok *p);
 int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
                    const tk_spans *in, tk_spans *tmp, tk_str *stmp);
 
-/* pretok.c: one pre-tokenizer that is not a Sequence (tokenizer.c runs
- * Sequences and chooses by type): parse TYPE from J, split IN of S
- * into OUT (stmp: scratch), release */
+/* one pre-tokenizer that is not a Sequence (tk_pretok_parse and
+ * tk_pretokenize run Sequences and choose by type): parse TYPE from J,
+ * split IN of S into OUT (stmp: scratch), release */
 int tk_pretok_parse_one(tk_pretok *out, const char *type, const json_t *j,
                         const char *file, const char *field, emb_err *err);
 int tk_pretok_one(const tk_pretok *p, tk_spans *out, tk_str *s,
@@ -338,7 +339,7 @@ void tk_unigram_release(tk_unigram *u);
 int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
                         tk_span sp, tk_model_work *w, emb_err *err);
 
-/* the model switch (tokenizer.c) */
+/* the model switch (model.c) */
 /* FAST: as tk_bpe_parse's, or NULL */
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
                    tk_fast *fast, emb_err *err);
@@ -371,6 +372,38 @@ typedef struct tk_addset {
 	struct tk_acm *acm;     /* matches the set's tokens (acmatch.h) */
 } tk_addset;
 
+/* a text cut by the matches of a set: [a, b) code points, each an
+ * added token (tok: its index into the added array) or text (-1) */
+typedef struct tk_seg {
+	size_t a, b;            /* [a, b) code points */
+	long tok;               /* index into tok->added, -1 for text */
+} tk_seg;
+
+typedef struct tk_segs {
+	tk_seg *v;
+	size_t n, cap;
+} tk_segs;
+
+struct tk_acm_hits;             /* acmatch.h */
+
+/* addedtok.c.  Append an added token (HF AddedVocabulary::add_tokens:
+ * its id is that of the same string already known, else the next free
+ * one); -1 out of memory */
+int tk_added_add(emb_tokenizer *t, const char *content, int special,
+                 int normalized, int lstrip, int rstrip, int single);
+/* tokenizer.json's added_tokens A (NULL or null: none) of FILE */
+int tk_added_parse(emb_tokenizer *t, const json_t *a, const char *file,
+                   emb_err *err);
+/* after all added tokens and the normalizer are known: the code points
+ * to match, the two matching sets, the id maps */
+int tk_added_finish(emb_tokenizer *t, emb_err *err);
+/* OUT (cleared first) = S[0, N) cut at the matches of SET, leftmost
+ * longest, with the single_word, lstrip and rstrip rules; HITS:
+ * scratch.  -1 out of memory */
+int tk_added_find(const emb_tokenizer *t, const tk_addset *set,
+                  const uint32_t *s, size_t n, tk_segs *out,
+                  struct tk_acm_hits *hits);
+
 /* ------------------------------------------------------------------ */
 /* post-processor: a template of special tokens and sequences           */
 
@@ -396,6 +429,20 @@ typedef struct tk_post {
 	tk_tpl_item *single, *pair;
 	size_t n_single, n_pair;
 } tk_post;
+
+/* postproc.c: tokenizer.json's post_processor J (NULL or null: none)
+ * of FILE into P; DEPTH bounds the nesting of Sequences */
+int tk_post_parse(tk_post *p, const json_t *j, const char *file,
+                  int depth, emb_err *err);
+/* BertProcessing (ROBERTA 0) or RobertaProcessing as a template; -1
+ * out of memory */
+int tk_post_bert(tk_post *p, int32_t cls, int32_t sep, int roberta);
+void tk_post_release(tk_post *p);
+/* the special tokens of the N template items IT */
+size_t tk_post_specials(const tk_tpl_item *it, size_t n);
+/* every special token the post-processor adds must be in a vocabulary
+ * (the tokenizer's added tokens are final) */
+int tk_post_check(const emb_tokenizer *t, const char *file, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 
@@ -439,6 +486,14 @@ struct emb_tokenizer {
  * is then its tokens plus a constant.
  */
 #define TK_CHUNK_BYTES 65536
+/* chunksafe.c: 1 when T may tokenize long texts in pieces; the next cut
+ * of U[0, LEN) at or after FROM, or LEN */
 int tk_chunk_safe(const emb_tokenizer *t);
+size_t tk_chunk_cut(const unsigned char *u, size_t from, size_t len);
+
+/* vocabtxt.c: T (zeroed but for its file) from DIR/vocab.txt and the
+ * JSON files beside it (tokenizer_config.json, special_tokens_map.json,
+ * added_tokens.json) */
+int tk_vocab_txt_load(emb_tokenizer *t, const char *dir, emb_err *err);
 
 #endif /* TOKENIZER_INTERNAL_H */
