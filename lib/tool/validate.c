@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "base/strmap.h"
 #include "tool/emb-tool.h"
 #include "tool/xalloc.h"
 
@@ -91,22 +92,13 @@ struct item {
 	size_t ord;
 	struct vval *vals;      /* one per active field */
 	struct item *prev, *next;       /* pending list, arrival order */
-	struct item *hnext;             /* hash chain */
-	uint64_t hash;
-};
-
-struct strnode {
-	struct strnode *next;
-	uint64_t hash;
-	char key[];
 };
 
 struct side {
 	struct item *head, *tail;
-	struct item **tab;      /* pending by key (NULL until joining) */
-	size_t tabsz, npend;
-	struct strnode **seen;  /* ids seen (duplicates) */
-	size_t seensz, nseen;
+	emb_strmap pending;     /* key -> pending item (empty until
+	                           joining) */
+	emb_strmap seen;        /* ids seen (duplicates) */
 	size_t n;               /* records so far (ordinal) */
 	int first_has_id;       /* -1 unknown */
 	int any[NDEFS];         /* the field occurs on this side */
@@ -146,17 +138,6 @@ static void set_str(char **dst, const char *s)
 {
 	free(*dst);
 	*dst = s ? emb_xstrndup(s, strlen(s)) : NULL;
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
 }
 
 static void out_line(const emb_validate *v, FILE *fp, const char *fmt, ...)
@@ -819,87 +800,27 @@ static void list_unlink(struct side *s, struct item *it)
 	it->prev = it->next = NULL;
 }
 
-static void tab_grow(struct side *s)
-{
-	size_t nsz = s->tabsz ? s->tabsz * 2 : 64;
-	struct item **nt = emb_xcalloc(nsz, sizeof(*nt));
-
-	for (size_t b = 0; b < s->tabsz; b++) {
-		struct item *it = s->tab[b], *next;
-
-		for (; it; it = next) {
-			next = it->hnext;
-			it->hnext = nt[it->hash & (nsz - 1)];
-			nt[it->hash & (nsz - 1)] = it;
-		}
-	}
-	free(s->tab);
-	s->tab = nt;
-	s->tabsz = nsz;
-}
-
 static void tab_insert(struct side *s, struct item *it)
 {
-	if (s->npend + 1 > s->tabsz / 2)
-		tab_grow(s);
-	it->hash = hash_str(it->key);
-	it->hnext = s->tab[it->hash & (s->tabsz - 1)];
-	s->tab[it->hash & (s->tabsz - 1)] = it;
-	s->npend++;
+	emb_xok(emb_strmap_put(&s->pending, it->key, it));
 }
 
 /* remove and return the pending item with KEY, or NULL */
 static struct item *tab_take(struct side *s, const char *key)
 {
-	uint64_t h = hash_str(key);
-	struct item **pp;
+	struct item *it = emb_strmap_take(&s->pending, key);
 
-	if (!s->tabsz)
-		return NULL;
-	for (pp = &s->tab[h & (s->tabsz - 1)]; *pp; pp = &(*pp)->hnext) {
-		struct item *it = *pp;
-
-		if (it->hash == h && !strcmp(it->key, key)) {
-			*pp = it->hnext;
-			s->npend--;
-			list_unlink(s, it);
-			return it;
-		}
-	}
-	return NULL;
+	if (it)
+		list_unlink(s, it);
+	return it;
 }
 
 /* 1 when KEY was already seen on this side (else remember it) */
 static int seen_before(struct side *s, const char *key)
 {
-	uint64_t h = hash_str(key);
-	struct strnode *n;
-	size_t len = strlen(key);
-
-	for (n = s->seensz ? s->seen[h & (s->seensz - 1)] : NULL; n;
-	     n = n->next)
-		if (n->hash == h && !strcmp(n->key, key))
-			return 1;
-	if (s->nseen + 1 > s->seensz / 2) {
-		size_t nsz = s->seensz ? s->seensz * 2 : 64;
-		struct strnode **nt = emb_xcalloc(nsz, sizeof(*nt)), *next;
-
-		for (size_t b = 0; b < s->seensz; b++)
-			for (n = s->seen[b]; n; n = next) {
-				next = n->next;
-				n->next = nt[n->hash & (nsz - 1)];
-				nt[n->hash & (nsz - 1)] = n;
-			}
-		free(s->seen);
-		s->seen = nt;
-		s->seensz = nsz;
-	}
-	n = emb_xcalloc(1, sizeof(*n) + len + 1);
-	memcpy(n->key, key, len + 1);
-	n->hash = h;
-	n->next = s->seen[h & (s->seensz - 1)];
-	s->seen[h & (s->seensz - 1)] = n;
-	s->nseen++;
+	if (emb_strmap_has(&s->seen, key))
+		return 1;
+	emb_xok(emb_strmap_put(&s->seen, key, s));
 	return 0;
 }
 
@@ -1142,16 +1063,8 @@ void emb_validate_free(emb_validate *v)
 			next = it->next;
 			item_free(v, it);
 		}
-		free(s->tab);
-		for (size_t b = 0; b < s->seensz; b++) {
-			struct strnode *n, *nn;
-
-			for (n = s->seen[b]; n; n = nn) {
-				nn = n->next;
-				free(n);
-			}
-		}
-		free(s->seen);
+		emb_strmap_release(&s->pending);
+		emb_strmap_release(&s->seen);
 	}
 	for (size_t f = 0; f < v->nf; f++) {
 		free(v->f[f].max_abs_id);
