@@ -32,7 +32,7 @@ ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/searc
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o \
-	lib/tool/quantvec.o lib/tool/quantckpt.o lib/tool/vfield.o \
+	lib/tool/quantvec.o lib/tool/quantckpt.o lib/tool/vdiag.o lib/tool/vfield.o \
 	lib/tool/vcompare.o lib/tool/vsummary.o lib/tool/vfiles.o \
 	lib/tool/myaml.o lib/tool/mpolicy.o lib/tool/mparse.o lib/tool/mfixture.o \
 	lib/tool/mproject.o lib/tool/mexec.o
@@ -85,7 +85,7 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/base/strmap.h \
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
-	lib/tool/quantize.h lib/tool/validate.h lib/tool/mcase.h \
+	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h lib/st/embed.h lib/nn/families.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \

@@ -11,75 +11,14 @@
  * JSON.
  *
  * This file takes the records of both sides in and joins them, and
- * holds the lifecycle and the messages; validate.h names the others.
+ * holds the lifecycle; vstate.h names the others.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/validate.h"
+#include "tool/vstate.h"
 #include "tool/xalloc.h"
-
-const char *const vd_side_name[2] = { "golden", "input" };
-
-/* ------------------------------------------------------------------ */
-/* small helpers                                                       */
-
-void vd_set_str(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = s ? emb_xstrndup(s, strlen(s)) : NULL;
-}
-
-void vd_out(const emb_validate *v, FILE *fp, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!fp)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, fp);
-	va_start(ap, fmt);
-	vfprintf(fp, fmt, ap);
-	va_end(ap);
-	fputc('\n', fp);
-}
-
-/* a message, the COUNTth of its kind (limited to max_diag) */
-static void vdiag(const emb_validate *v, size_t *count, const char *fmt,
-                  va_list ap)
-{
-	if ((*count)++ >= v->o.max_diag || !v->o.diag)
-		return;
-	if (v->o.prefix)
-		fputs(v->o.prefix, v->o.diag);
-	vfprintf(v->o.diag, fmt, ap);
-	fputc('\n', v->o.diag);
-}
-
-/* a per-record message about field FS */
-void vd_fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
-              ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vdiag(v, &fs->ndiag, fmt, ap);
-	va_end(ap);
-}
-
-/* a message about a record */
-static void rdiag(emb_validate *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void rdiag(emb_validate *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vdiag(v, &v->nrdiag, fmt, ap);
-	va_end(ap);
-}
 
 void emb_validate_opts_init(emb_validate_opts *o)
 {
@@ -163,14 +102,14 @@ static void place(emb_validate *v, int side, struct item *it)
 	if (v->mode == 1) {
 		if (!it->has_id) {
 			v->rec.no_id++;
-			rdiag(v, "%s: error (at %s): record has no id (joining by "
-			      "id)", vd_side_name[side], it->where ? it->where : "?");
+			vd_rdiag(v, "%s: error (at %s): record has no id (joining by "
+			         "id)", vd_side_name[side], it->where ? it->where : "?");
 			item_free(v, it);
 			return;
 		}
 		if (seen_before(s, it->key)) {
 			v->rec.duplicates++;
-			rdiag(v, "%s: duplicate %s", vd_side_name[side], it->label);
+			vd_rdiag(v, "%s: duplicate %s", vd_side_name[side], it->label);
 			item_free(v, it);
 			return;
 		}
@@ -282,8 +221,8 @@ void emb_validate_add(emb_validate *v, int side, const emb_record *rec,
 			v->skipped++;
 		} else {
 			v->rec.errors++;
-			rdiag(v, "%s: %s: error record: %.*s", vd_side_name[side],
-			      it->label, (int)(mlen > 300 ? 300 : mlen), msg);
+			vd_rdiag(v, "%s: %s: error record: %.*s", vd_side_name[side],
+			         it->label, (int)(mlen > 300 ? 300 : mlen), msg);
 		}
 	}
 	it->vals = emb_xcalloc(v->nf, sizeof(*it->vals));
@@ -306,8 +245,8 @@ void emb_validate_bad(emb_validate *v, int side, const char *where,
 	else
 		v->rec.input++;
 	v->rec.bad++;
-	rdiag(v, "%s: error (at %s): %s", vd_side_name[side],
-	      where ? where : "?", msg ? msg : "unreadable record");
+	vd_rdiag(v, "%s: error (at %s): %s", vd_side_name[side],
+	         where ? where : "?", msg ? msg : "unreadable record");
 }
 
 /* ------------------------------------------------------------------ */

@@ -4,7 +4,7 @@
  * only what is compared is kept, never the JSON.
  *
  * Adding a field: one line in vd_defs[] (kind + keys on each side), and
- * NDEFS (validate.h) one more.
+ * NDEFS (vstate.h) one more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "tool/validate.h"
+#include "tool/vstate.h"
 #include "tool/xalloc.h"
 
 const struct vdef vd_defs[] = {
@@ -34,7 +34,7 @@ const struct vdef vd_defs[] = {
 	{ "ubinary", VK_QUANT, { "ubinary" }, { "ubinary" }, NULL, 0, 0 },
 };
 _Static_assert(sizeof(vd_defs) / sizeof(vd_defs[0]) == NDEFS,
-               "NDEFS (validate.h) is the number of fields");
+               "NDEFS (vstate.h) is the number of fields");
 
 /* ------------------------------------------------------------------ */
 /* field table                                                         */

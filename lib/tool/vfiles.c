@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tool/validate.h"
+#include "tool/vstate.h"
 #include "tool/xalloc.h"
 
 /* ------------------------------------------------------------------ */

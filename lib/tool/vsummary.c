@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/validate.h"
+#include "tool/vstate.h"
 #include "tool/xalloc.h"
 
 /* append ", " + formatted text to a bounded buffer */

@@ -1,16 +1,18 @@
 /*
- * validate.h - the insides of emb_validate (emb-tool.h), shared by the
- * files that make it up; private to them:
+ * vstate.h - the state of an emb_validate (emb-tool.h): its fields,
+ * pending records, sides and statistics, and the functions its files
+ * call across; private to them.  Bottom up:
  *
+ *   vdiag.c     the messages and the labels they name
  *   vfield.c    the field table, and one field extracted from a record
  *   vcompare.c  a joined pair's fields compared
  *   validate.c  the records of both sides taken in and joined, the
- *               lifecycle, the messages
+ *               lifecycle
  *   vsummary.c  the summary lines and the verdict
  *   vfiles.c    two files compared (emb_validate_files)
  */
-#ifndef EMB_VALIDATE_H
-#define EMB_VALIDATE_H
+#ifndef EMB_VSTATE_H
+#define EMB_VSTATE_H
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,16 +109,18 @@ struct emb_validate {
 	size_t pairs_skipped;   /* joins with a skipped error record */
 };
 
+/* vdiag.c: the sides' names; *DST = a copy of S (NULL: none), the old
+ * one freed; a line on FP (NULL: none) after the prefix; a per-record
+ * message about field FS, and one about a record (each kind limited to
+ * max_diag) */
 extern const char *const vd_side_name[2];       /* "golden", "input" */
-
-/* validate.c: *DST = a copy of S (NULL: none), the old one freed; a
- * line on FP (NULL: none) after the prefix; a per-record message about
- * field FS (limited to max_diag) */
 void vd_set_str(char **dst, const char *s);
 void vd_out(const emb_validate *v, FILE *fp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void vd_fdiag(struct fstat *fs, const emb_validate *v, const char *fmt,
               ...) __attribute__((format(printf, 3, 4)));
+void vd_rdiag(emb_validate *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* vfield.c: the index in vd_defs of the field NAME (or its alias), -1;
  * field D of REC (of SIDE) into X; X released */
@@ -128,4 +132,4 @@ void vd_vval_release(struct vval *x);
 /* vcompare.c: the fields of the golden record G and the input record X */
 void vd_compare(emb_validate *v, const struct item *g, const struct item *x);
 
-#endif /* EMB_VALIDATE_H */
+#endif /* EMB_VSTATE_H */
