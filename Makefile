@@ -6,7 +6,8 @@
 include config.mk
 
 # the library, layer by layer (lib/README: which layer may include which)
-BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o
+BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o \
+	lib/base/strmap.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
@@ -16,7 +17,9 @@ IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
-	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/tokenizer.o lib/tok/chunk.o
+	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/model.o lib/tok/addedtok.o \
+	lib/tok/postproc.o lib/tok/chunksafe.o lib/tok/vocabtxt.o \
+	lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
@@ -31,7 +34,11 @@ ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/searc
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o \
-	lib/tool/static.o
+	lib/tool/static.o \
+	lib/tool/quantvec.o lib/tool/quantckpt.o lib/tool/vdiag.o lib/tool/vfield.o \
+	lib/tool/vcompare.o lib/tool/vsummary.o lib/tool/vfiles.o \
+	lib/tool/myaml.o lib/tool/mpolicy.o lib/tool/mparse.o lib/tool/mfixture.o \
+	lib/tool/mproject.o lib/tool/mexec.o
 LIB_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) \
 	$(STATIC_OBJ) $(ST_OBJ) $(TOOL_OBJ)
 
@@ -51,7 +58,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
-	test/unit/test_bf16.o test/unit/test_static.o
+	test/unit/test_bf16.o test/unit/test_static.o test/unit/test_strmap.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -79,8 +86,10 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
+	lib/base/strmap.h \
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
-	lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
+	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
+	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
 	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
 	lib/static/static-internal.h lib/tool/static.h

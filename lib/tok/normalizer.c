@@ -362,6 +362,13 @@ static int prepend(tk_str *s, tk_str *t, const uint32_t *p, size_t pn)
 	return 0;
 }
 
+/* the most code points normalizing N code points may give */
+size_t tk_norm_limit(size_t n)
+{
+	return n < (SIZE_MAX - TK_NORM_SLACK) / TK_NORM_GROWTH ?
+	       TK_NORM_GROWTH * n + TK_NORM_SLACK : SIZE_MAX;
+}
+
 int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 {
 	size_t i;

@@ -1,8 +1,8 @@
 /*
  * pretok.c - the pre-tokenizers of tokenizer.json, one at a time
  * (BertPreTokenizer, WhitespaceSplit, ByteLevel, Metaspace, Whitespace,
- * Punctuation, Digits, Split), as Hugging Face tokenizers 0.23.  A
- * Sequence of them, and the choice by type, are tokenizer.c's.
+ * Punctuation, Digits, Split), as Hugging Face tokenizers 0.23, and at
+ * the end a Sequence of them and the choice by type.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -433,4 +433,91 @@ void tk_pretok_release_one(tk_pretok *p)
 {
 	if (p->type == TK_PRE_SPLIT)
 		tk_pattern_release(&p->u.split.pat);
+}
+
+/* ------------------------------------------------------------------ */
+/* pre-tokenizers: a Sequence of them, and the choice by type (one at
+ * a time: above)                                                      */
+
+int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
+                   const tk_spans *in, tk_spans *tmp, tk_str *stmp)
+{
+	size_t i;
+	tk_spans cur = {0}, t;
+
+	out->n = 0;
+	switch (p->type) {
+	case TK_PRE_SEQUENCE:
+		/* ping-pong between out and tmp */
+		for (i = 0; i < in->n; i++)
+			if (tk_spans_push(out, in->v[i].a, in->v[i].b) < 0)
+				return -1;
+		for (i = 0; i < p->u.seq.n; i++) {
+			if (tk_pretokenize(&p->u.seq.v[i], tmp, s, out, &cur,
+			                   stmp) < 0) {
+				tk_spans_release(&cur);
+				return -1;
+			}
+			t = *out;
+			*out = *tmp;
+			*tmp = t;
+		}
+		tk_spans_release(&cur);
+		return 0;
+	default:
+		return tk_pretok_one(p, out, s, in, stmp);
+	}
+	return 0;
+}
+
+int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
+                    const char *field, int depth, emb_err *err)
+{
+	const char *type;
+
+	memset(out, 0, sizeof(*out));
+	if (depth > 16)
+		return emb_err_set(err, "%s: field '%s' is nested too deeply",
+		                   file, field);
+	type = tk_type_of(j, file, field, "pre-tokenizer", err);
+	if (!type)
+		return -1;
+	if (!strcmp(type, "Sequence")) {
+		json_t *a = json_object_get(j, "pretokenizers");
+		size_t i;
+		char sub[128];
+		if (!json_is_array(a))
+			return emb_err_set(err, "%s: field '%s.pretokenizers' "
+			                   "must be an array", file, field);
+		out->type = TK_PRE_SEQUENCE;
+		out->u.seq.v = calloc(json_array_size(a) + 1,
+		                      sizeof(*out->u.seq.v));
+		if (!out->u.seq.v)
+			return emb_err_set(err, "out of memory");
+		for (i = 0; i < json_array_size(a); i++) {
+			snprintf(sub, sizeof(sub), "%s.pretokenizers[%zu]",
+			         field, i);
+			out->u.seq.n = i + 1;
+			if (tk_pretok_parse(&out->u.seq.v[i],
+			                    json_array_get(a, i), file, sub,
+			                    depth + 1, err) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	return tk_pretok_parse_one(out, type, j, file, field, err);
+}
+
+void tk_pretok_release(tk_pretok *p)
+{
+	size_t i;
+
+	tk_pretok_release_one(p);
+
+	if (p->type == TK_PRE_SEQUENCE) {
+		for (i = 0; i < p->u.seq.n; i++)
+			tk_pretok_release(&p->u.seq.v[i]);
+		free(p->u.seq.v);
+	}
+	memset(p, 0, sizeof(*p));
 }

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-#include "tok/tok-internal.h"
+#include "tok/text.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -496,12 +496,6 @@ void tk_str_release(tk_str *s)
 	free(s->c);
 	free(s->o);
 	memset(s, 0, sizeof(*s));
-}
-
-size_t tk_norm_limit(size_t n)
-{
-	return n < (SIZE_MAX - TK_NORM_SLACK) / TK_NORM_GROWTH ?
-	       TK_NORM_GROWTH * n + TK_NORM_SLACK : SIZE_MAX;
 }
 
 int tk_str_reserve(tk_str *s, size_t n)

@@ -13,7 +13,8 @@
  *                                            pretok.c; regexes: pretok.c)
  *     -> model: tokens per piece           (tk_model, wordpiece.c, bpe.c,
  *                                            unigram.c)
- *     -> truncation, post-processor        (tk_post, tokenizer.c)
+ *     -> truncation, post-processor        (tk_post, tokenizer.c and
+ *                                            postproc.c)
  *
  * Every stage is a tagged struct with a switch on its type, so new
  * component types (NFC, Precompiled, ByteLevel, Metaspace, BPE,
@@ -27,81 +28,8 @@
 
 #include <jansson.h>
 #include "tok/tok.h"
-
-/* ------------------------------------------------------------------ */
-/* aligned code point strings                                          */
-
-typedef struct tk_str {
-	uint32_t *c;            /* code points */
-	int32_t *o;             /* 2 per code point: [start, end) in original
-	                           code points */
-	size_t n, cap;
-	size_t max;             /* 0, or the most code points it may hold */
-	int over;               /* a reserve went over max */
-} tk_str;
-
-void tk_str_release(tk_str *s);
-/* 0, or -1: out of memory, or over s->max (then s->over is set) */
-int tk_str_reserve(tk_str *s, size_t n);
-/* append one code point aligned to [os, oe); caller reserved room */
-static inline void tk_str_put(tk_str *s, uint32_t c, int32_t os, int32_t oe)
-{
-	s->c[s->n] = c;
-	s->o[2 * s->n] = os;
-	s->o[2 * s->n + 1] = oe;
-	s->n++;
-}
-int tk_str_push(tk_str *s, uint32_t c, int32_t os, int32_t oe);
-
-/* strict UTF-8 decoding (no overlongs, surrogates or > U+10FFFF):
- * *out (n code points) aligned to [i, i+1); -1 with a message on error */
-int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err);
-/* the same for a piece of a longer text: code point i aligned to
- * [base + i, base + i + 1), invalid bytes reported at BYTE0 + their
- * index */
-int tk_utf8_decode_at(tk_str *out, const char *s, size_t len, size_t base,
-                      size_t byte0, emb_err *err);
-/* write c as UTF-8 into p (4 bytes room); returns bytes written */
-size_t tk_utf8_put(char *p, uint32_t c);
-
-/* a range [a, b) of code points of a tk_str */
-typedef struct tk_span {
-	size_t a, b;
-} tk_span;
-
-typedef struct tk_spans {
-	tk_span *v;
-	size_t n, cap;
-} tk_spans;
-
-/* room for one more item of SIZE bytes in the array *VP (VP: the address
- * of a T *) of *CAP items holding N: doubled (FIRST items at first) when
- * full; 0, or -1 when out of memory (*VP unchanged) */
-int tk_grow(void *vp, size_t *cap, size_t n, size_t size, size_t first);
-int tk_spans_push(tk_spans *s, size_t a, size_t b);
-void tk_spans_release(tk_spans *s);
-
-/* ------------------------------------------------------------------ */
-/* Unicode predicates with Hugging Face tokenizers' exact semantics     */
-
-int tk_is_whitespace(uint32_t c);     /* Rust char::is_whitespace */
-int tk_is_control(uint32_t c);        /* BertNormalizer is_control */
-int tk_is_bert_punct(uint32_t c);     /* ASCII or Unicode punctuation */
-int tk_is_nonspacing_mark(uint32_t c);   /* BertNormalizer strip_accents */
-int tk_is_combining_mark(uint32_t c);    /* StripAccents normalizer */
-int tk_is_chinese(uint32_t c);
-int tk_is_word(uint32_t c);           /* regex \w (Oniguruma, Unicode) */
-int tk_is_letter(uint32_t c);         /* regex \p{L} */
-int tk_is_number(uint32_t c);         /* regex \p{N} */
-int tk_is_numeric(uint32_t c);        /* Rust char::is_numeric */
-/* c in one of the N sorted, disjoint ranges R[i] = [lo, hi] */
-int tk_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c);
-/* the "type" member of J (an object named FIELD in FILE), a WHAT such
- * as "normalizer"; NULL (err) when J is not an object or has none */
-const char *tk_type_of(const json_t *j, const char *file, const char *field,
-                       const char *what, emb_err *err);
-/* Rust char::to_lowercase: writes 1..3 code points, returns count */
-int tk_tolower(uint32_t out[3], uint32_t c);
+#include "tok/text.h"     /* tk_str, spans, UTF-8, Unicode predicates */
+#include "tok/vocab.h"    /* tk_vocab, tk_toks, tk_model_work */
 
 /* ------------------------------------------------------------------ */
 /* normalizers                                                         */
@@ -216,15 +144,8 @@ int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *tmp);
  * one printable ASCII character, letters and digits to letters or
  * digits and the space to the space (see tk_chunk_safe) */
 int tk_charsmap_ascii_stable(const tk_charsmap *m);
-/* decode UTF-8 S (NUL-terminated) into a new code point array */
-uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);
-
 /* Parse JSON J (FILE and FIELD name it in messages). DEPTH bounds
  * nesting. */
-/* optional boolean member KEY of J (an object named FIELD in FILE): *out
- * keeps its default when absent or null; a non-boolean is an error */
-int tk_opt_bool(int *out, const json_t *j, const char *key,
-                const char *file, const char *field, emb_err *err);
 int tk_normalizer_parse(tk_normalizer *out, const json_t *j,
                         const char *file, const char *field, int depth,
                         emb_err *err);
@@ -308,9 +229,9 @@ void tk_pretok_release(tk_pretok *p);
 int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
                    const tk_spans *in, tk_spans *tmp, tk_str *stmp);
 
-/* pretok.c: one pre-tokenizer that is not a Sequence (tokenizer.c runs
- * Sequences and chooses by type): parse TYPE from J, split IN of S
- * into OUT (stmp: scratch), release */
+/* one pre-tokenizer that is not a Sequence (tk_pretok_parse and
+ * tk_pretokenize run Sequences and choose by type): parse TYPE from J,
+ * split IN of S into OUT (stmp: scratch), release */
 int tk_pretok_parse_one(tk_pretok *out, const char *type, const json_t *j,
                         const char *file, const char *field, emb_err *err);
 int tk_pretok_one(const tk_pretok *p, tk_spans *out, tk_str *s,
@@ -321,76 +242,6 @@ int tk_split_by(tk_spans *out, size_t a, size_t b, const tk_spans *m,
                 int behavior, int invert);
 
 /* ------------------------------------------------------------------ */
-/* vocabularies: string -> id hash map, id -> string                   */
-
-typedef struct tk_vent {
-	uint32_t off, len;      /* the string: arena + off, len bytes */
-	int32_t id;
-} tk_vent;
-
-typedef struct tk_vocab {
-	char *arena;            /* NUL-terminated strings */
-	size_t arena_len, arena_cap;
-	tk_vent *ent;           /* per entry */
-	size_t n, cap;
-	uint64_t *slots;        /* the hash's high 32 bits << 32 | entry
-	                           index + 1; 0 = empty */
-	size_t mask;
-	const char **by_id;     /* id -> string (borrowed from arena) */
-	size_t n_ids;           /* highest id + 1 */
-	size_t maxlen;          /* the longest entry, in bytes */
-} tk_vocab;
-
-/* a zeroed table of N items of SIZE bytes for random access
- * (tk_table_free with the same N and SIZE): a big one on 2 MB pages
- * where the system allows; NULL if out of memory */
-void *tk_table_calloc(size_t n, size_t size);
-void tk_table_free(void *p, size_t n, size_t size);
-void tk_vocab_release(tk_vocab *v);
-/* add (S, LEN) -> ID; a later duplicate string overrides the id */
-int tk_vocab_add(tk_vocab *v, const char *s, size_t len, int32_t id);
-/* build the hash table and id index after the last add */
-int tk_vocab_build(tk_vocab *v);
-/* the same, but a string added twice is an error: 1 (the table is
- * built all the same, the later id winning), 0 when none is, -1 out of
- * memory */
-int tk_vocab_build_unique(tk_vocab *v);
-/* add every entry of OBJ (borrowed: tokenizer.json's model.vocab, an
- * object of token -> id) and build; 0, or -1 with ERR naming FILE */
-int tk_vocab_from_json(tk_vocab *v, const json_t *obj, const char *file,
-                       emb_err *err);
-/* id of PREFIX + S (prefix may be empty), -1 if absent */
-int32_t tk_vocab_get_prefixed(const tk_vocab *v, const char *prefix,
-                              size_t plen, const char *s, size_t len);
-static inline int32_t tk_vocab_get(const tk_vocab *v, const char *s,
-                                   size_t len)
-{
-	return tk_vocab_get_prefixed(v, "", 0, s, len);
-}
-const char *tk_vocab_str(const tk_vocab *v, int32_t id);
-/* the same lookup in two steps, for many at once: the hash of PREFIX + S,
- * a prefetch of its slot, then the id (as tk_vocab_get_prefixed) */
-uint64_t tk_vocab_hash(const char *prefix, size_t plen, const char *s,
-                       size_t len);
-static inline void tk_vocab_prefetch(const tk_vocab *v, uint64_t h)
-{
-	if (v->slots)
-		__builtin_prefetch(&v->slots[h & v->mask]);
-}
-/* the second step: after the slot came, fetch its entry */
-void tk_vocab_prefetch2(const tk_vocab *v, uint64_t h);
-int32_t tk_vocab_get_hashed(const tk_vocab *v, uint64_t h,
-                            const char *prefix, size_t plen, const char *s,
-                            size_t len);
-/* the longest of PREFIX + S[FROM, ends[k]) in the vocabulary, for the
- * NENDS increasing byte offsets ENDS (borrowed): its id, *K = k; -1 if
- * none.  One pass over S: time linear in min(ends[nends-1] - FROM, the
- * longest entry), whatever NENDS is. */
-int32_t tk_vocab_longest(const tk_vocab *v, const char *prefix, size_t plen,
-                         const char *s, size_t from, const size_t *ends,
-                         size_t nends, size_t *k);
-
-/* ------------------------------------------------------------------ */
 /* models                                                              */
 
 enum tk_model_type {
@@ -398,22 +249,6 @@ enum tk_model_type {
 	TK_MODEL_BPE,
 	TK_MODEL_UNIGRAM,
 };
-
-/* tokens of one sequence: ids and [start, end) original offsets */
-typedef struct tk_toks {
-	int32_t *id;
-	int32_t *off;           /* 2 per token */
-	uint32_t *ws;           /* TK_WS_KNOWN | leading | trailing << 15:
-	                           whitespace at the ends of an added
-	                           token's text; 0 for model tokens (their
-	                           text is their vocabulary string) */
-	size_t n, cap;
-} tk_toks;
-
-#define TK_WS_KNOWN (1u << 31)
-
-int tk_toks_push(tk_toks *t, int32_t id, int32_t os, int32_t oe);
-void tk_toks_release(tk_toks *t);
 
 typedef struct tk_wordpiece {
 	tk_vocab vocab;
@@ -461,21 +296,6 @@ typedef struct tk_model {
 		tk_unigram uni;
 	} u;
 } tk_model;
-
-/* per-call scratch for models */
-typedef struct tk_model_work {
-	char *u8;               /* UTF-8 of the current word */
-	size_t *pos;            /* byte offset of each code point, +1 */
-	size_t cap;
-	void *sym;              /* BPE symbols / Unigram lattice */
-	size_t sym_cap;         /* in elements of the model's own type */
-	void *heap;             /* BPE merge heap / Unigram path */
-	size_t heap_cap;        /* idem */
-} tk_model_work;
-
-/* make room for N code points in w->u8 / w->pos and fill them from
- * s[a, a+n); -1 out of memory */
-int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n);
 
 /* tokenizer.json's big tables read without a jansson tree (fastjson.c):
  * a BPE model's model.vocab (an object of token -> id, built into VOCAB)
@@ -535,9 +355,7 @@ void tk_unigram_release(tk_unigram *u);
 int tk_unigram_tokenize(const tk_unigram *u, tk_toks *out, const tk_str *s,
                         tk_span sp, tk_model_work *w, emb_err *err);
 
-void tk_model_work_release(tk_model_work *w);
-
-/* the model switch (tokenizer.c) */
+/* the model switch (model.c) */
 /* FAST: as tk_bpe_parse's, or NULL */
 int tk_model_parse(tk_model *out, const json_t *j, const char *file,
                    tk_fast *fast, emb_err *err);
@@ -570,6 +388,38 @@ typedef struct tk_addset {
 	struct tk_acm *acm;     /* matches the set's tokens (acmatch.h) */
 } tk_addset;
 
+/* a text cut by the matches of a set: [a, b) code points, each an
+ * added token (tok: its index into the added array) or text (-1) */
+typedef struct tk_seg {
+	size_t a, b;            /* [a, b) code points */
+	long tok;               /* index into tok->added, -1 for text */
+} tk_seg;
+
+typedef struct tk_segs {
+	tk_seg *v;
+	size_t n, cap;
+} tk_segs;
+
+struct tk_acm_hits;             /* acmatch.h */
+
+/* addedtok.c.  Append an added token (HF AddedVocabulary::add_tokens:
+ * its id is that of the same string already known, else the next free
+ * one); -1 out of memory */
+int tk_added_add(emb_tokenizer *t, const char *content, int special,
+                 int normalized, int lstrip, int rstrip, int single);
+/* tokenizer.json's added_tokens A (NULL or null: none) of FILE */
+int tk_added_parse(emb_tokenizer *t, const json_t *a, const char *file,
+                   emb_err *err);
+/* after all added tokens and the normalizer are known: the code points
+ * to match, the two matching sets, the id maps */
+int tk_added_finish(emb_tokenizer *t, emb_err *err);
+/* OUT (cleared first) = S[0, N) cut at the matches of SET, leftmost
+ * longest, with the single_word, lstrip and rstrip rules; HITS:
+ * scratch.  -1 out of memory */
+int tk_added_find(const emb_tokenizer *t, const tk_addset *set,
+                  const uint32_t *s, size_t n, tk_segs *out,
+                  struct tk_acm_hits *hits);
+
 /* ------------------------------------------------------------------ */
 /* post-processor: a template of special tokens and sequences           */
 
@@ -595,6 +445,20 @@ typedef struct tk_post {
 	tk_tpl_item *single, *pair;
 	size_t n_single, n_pair;
 } tk_post;
+
+/* postproc.c: tokenizer.json's post_processor J (NULL or null: none)
+ * of FILE into P; DEPTH bounds the nesting of Sequences */
+int tk_post_parse(tk_post *p, const json_t *j, const char *file,
+                  int depth, emb_err *err);
+/* BertProcessing (ROBERTA 0) or RobertaProcessing as a template; -1
+ * out of memory */
+int tk_post_bert(tk_post *p, int32_t cls, int32_t sep, int roberta);
+void tk_post_release(tk_post *p);
+/* the special tokens of the N template items IT */
+size_t tk_post_specials(const tk_tpl_item *it, size_t n);
+/* every special token the post-processor adds must be in a vocabulary
+ * (the tokenizer's added tokens are final) */
+int tk_post_check(const emb_tokenizer *t, const char *file, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 
@@ -638,6 +502,14 @@ struct emb_tokenizer {
  * is then its tokens plus a constant.
  */
 #define TK_CHUNK_BYTES 65536
+/* chunksafe.c: 1 when T may tokenize long texts in pieces; the next cut
+ * of U[0, LEN) at or after FROM, or LEN */
 int tk_chunk_safe(const emb_tokenizer *t);
+size_t tk_chunk_cut(const unsigned char *u, size_t from, size_t len);
+
+/* vocabtxt.c: T (zeroed but for its file) from DIR/vocab.txt and the
+ * JSON files beside it (tokenizer_config.json, special_tokens_map.json,
+ * added_tokens.json) */
+int tk_vocab_txt_load(emb_tokenizer *t, const char *dir, emb_err *err);
 
 #endif /* TOKENIZER_INTERNAL_H */

@@ -1,203 +1,23 @@
 /*
- * tokenizer.c - loading tokenizer.json (or vocab.txt) into a pipeline,
- * added-token splitting, truncation and post-processing, the public
- * emb_tokenize API.  Semantics follow Hugging Face tokenizers (Rust)
- * 0.23: TokenizerImpl::encode with add_special_tokens, char offsets.
+ * tokenizer.c - the pipeline: tokenizer.json (or vocab.txt: vocabtxt.c)
+ * loaded into its stages, and the public emb_tokenize API that runs
+ * them: added-token splitting, normalizer, pre-tokenizer, model, long
+ * texts in pieces, truncation and the post-processor's template.  The
+ * stages are their own files (addedtok.c, normalizer.c, pretok.c,
+ * model.c, chunksafe.c, postproc.c).  Semantics follow Hugging Face
+ * tokenizers (Rust) 0.23: TokenizerImpl::encode with add_special_tokens,
+ * char offsets.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utf8proc.h>
 #include "tok/tok-internal.h"
 #include "tok/acmatch.h"
 
 /* ------------------------------------------------------------------ */
-/* pre-tokenizers: a Sequence of them, and the choice by type (one at
- * a time: pretok.c)                                                   */
-
-int tk_pretokenize(const tk_pretok *p, tk_spans *out, tk_str *s,
-                   const tk_spans *in, tk_spans *tmp, tk_str *stmp)
-{
-	size_t i;
-	tk_spans cur = {0}, t;
-
-	out->n = 0;
-	switch (p->type) {
-	case TK_PRE_SEQUENCE:
-		/* ping-pong between out and tmp */
-		for (i = 0; i < in->n; i++)
-			if (tk_spans_push(out, in->v[i].a, in->v[i].b) < 0)
-				return -1;
-		for (i = 0; i < p->u.seq.n; i++) {
-			if (tk_pretokenize(&p->u.seq.v[i], tmp, s, out, &cur,
-			                   stmp) < 0) {
-				tk_spans_release(&cur);
-				return -1;
-			}
-			t = *out;
-			*out = *tmp;
-			*tmp = t;
-		}
-		tk_spans_release(&cur);
-		return 0;
-	default:
-		return tk_pretok_one(p, out, s, in, stmp);
-	}
-	return 0;
-}
-
-int tk_pretok_parse(tk_pretok *out, const json_t *j, const char *file,
-                    const char *field, int depth, emb_err *err)
-{
-	const char *type;
-
-	memset(out, 0, sizeof(*out));
-	if (depth > 16)
-		return emb_err_set(err, "%s: field '%s' is nested too deeply",
-		                   file, field);
-	type = tk_type_of(j, file, field, "pre-tokenizer", err);
-	if (!type)
-		return -1;
-	if (!strcmp(type, "Sequence")) {
-		json_t *a = json_object_get(j, "pretokenizers");
-		size_t i;
-		char sub[128];
-		if (!json_is_array(a))
-			return emb_err_set(err, "%s: field '%s.pretokenizers' "
-			                   "must be an array", file, field);
-		out->type = TK_PRE_SEQUENCE;
-		out->u.seq.v = calloc(json_array_size(a) + 1,
-		                      sizeof(*out->u.seq.v));
-		if (!out->u.seq.v)
-			return emb_err_set(err, "out of memory");
-		for (i = 0; i < json_array_size(a); i++) {
-			snprintf(sub, sizeof(sub), "%s.pretokenizers[%zu]",
-			         field, i);
-			out->u.seq.n = i + 1;
-			if (tk_pretok_parse(&out->u.seq.v[i],
-			                    json_array_get(a, i), file, sub,
-			                    depth + 1, err) < 0)
-				return -1;
-		}
-		return 0;
-	}
-	return tk_pretok_parse_one(out, type, j, file, field, err);
-}
-
-void tk_pretok_release(tk_pretok *p)
-{
-	size_t i;
-
-	tk_pretok_release_one(p);
-
-	if (p->type == TK_PRE_SEQUENCE) {
-		for (i = 0; i < p->u.seq.n; i++)
-			tk_pretok_release(&p->u.seq.v[i]);
-		free(p->u.seq.v);
-	}
-	memset(p, 0, sizeof(*p));
-}
-
-/* ------------------------------------------------------------------ */
-/* the model switch                                                    */
-
-int tk_model_parse(tk_model *out, const json_t *j, const char *file,
-                   tk_fast *fast, emb_err *err)
-{
-	json_t *t;
-	const char *type;
-
-	memset(out, 0, sizeof(*out));
-	if (!json_is_object(j))
-		return emb_err_set(err, "%s: field 'model' must be an object",
-		                   file);
-	t = json_object_get(j, "type");
-	if (t && !json_is_string(t))
-		return emb_err_set(err, "%s: field 'model.type' must be a "
-		                   "string", file);
-	if (t) {
-		type = json_string_value(t);
-	} else if (json_object_get(j, "continuing_subword_prefix") ||
-	           json_object_get(j, "max_input_chars_per_word")) {
-		type = "WordPiece";   /* old files without a type */
-	} else {
-		return emb_err_set(err, "%s: missing field 'model.type'", file);
-	}
-	if (!strcmp(type, "WordPiece")) {
-		out->type = TK_MODEL_WORDPIECE;
-		return tk_wordpiece_parse(&out->u.wp, j, file, err);
-	}
-	if (!strcmp(type, "BPE")) {
-		out->type = TK_MODEL_BPE;
-		return tk_bpe_parse(&out->u.bpe, j, file, fast, err);
-	}
-	if (!strcmp(type, "Unigram")) {
-		out->type = TK_MODEL_UNIGRAM;
-		return tk_unigram_parse(&out->u.uni, j, file, err);
-	}
-	return emb_err_set(err, "%s: model type '%s' is not supported", file,
-	                   type);
-}
-
-void tk_model_release(tk_model *m)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		tk_vocab_release(&m->u.wp.vocab);
-		free(m->u.wp.unk);
-		free(m->u.wp.prefix);
-		break;
-	case TK_MODEL_BPE:
-		tk_bpe_release(&m->u.bpe);
-		break;
-	case TK_MODEL_UNIGRAM:
-		tk_unigram_release(&m->u.uni);
-		break;
-	}
-	memset(m, 0, sizeof(*m));
-}
-
-int tk_model_tokenize(const tk_model *m, tk_toks *out, const tk_str *s,
-                      tk_span sp, tk_model_work *w, emb_err *err)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		return tk_wordpiece_tokenize(&m->u.wp, out, s, sp, w, err);
-	case TK_MODEL_BPE:
-		return tk_bpe_tokenize(&m->u.bpe, out, s, sp, w, err);
-	case TK_MODEL_UNIGRAM:
-		return tk_unigram_tokenize(&m->u.uni, out, s, sp, w, err);
-	}
-	return emb_err_set(err, "no model");
-}
-
-const tk_vocab *tk_model_vocab(const tk_model *m)
-{
-	switch (m->type) {
-	case TK_MODEL_WORDPIECE:
-		return &m->u.wp.vocab;
-	case TK_MODEL_BPE:
-		return &m->u.bpe.vocab;
-	case TK_MODEL_UNIGRAM:
-		return &m->u.uni.vocab;
-	}
-	return NULL;
-}
-
-/* ------------------------------------------------------------------ */
 /* per-call scratch                                                    */
-
-typedef struct tk_seg {
-	size_t a, b;            /* [a, b) code points */
-	long tok;               /* index into tok->added, -1 for text */
-} tk_seg;
-
-typedef struct tk_segs {
-	tk_seg *v;
-	size_t n, cap;
-} tk_segs;
 
 typedef struct tk_work {
 	tk_str orig, seg, tmp, piece;
@@ -225,79 +45,6 @@ static void work_release(tk_work *w)
 	tk_model_work_release(&w->mw);
 	tk_toks_release(&w->seq[0]);
 	tk_toks_release(&w->seq[1]);
-}
-
-static int segs_push(tk_segs *s, size_t a, size_t b, long tok)
-{
-	if (tk_grow(&s->v, &s->cap, s->n, sizeof(*s->v), 32) < 0)
-		return -1;
-	s->v[s->n].a = a;
-	s->v[s->n].b = b;
-	s->v[s->n].tok = tok;
-	s->n++;
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* added tokens: leftmost-longest matching, then the single_word,      */
-/* lstrip and rstrip rules of AddedVocabulary::find_matches            */
-
-/* regex \w (see tk_is_word) */
-#define is_word_char tk_is_word
-
-/* the longest added token starting at each position comes from one
- * scan (acmatch.c: linear in the text, whatever the tokens share); the
- * leftmost of those after the last match is the next match */
-static int find_matches(const emb_tokenizer *t, const tk_addset *set,
-                        const uint32_t *s, size_t n, tk_segs *out,
-                        tk_acm_hits *hits)
-{
-	size_t pos = 0, start_off = 0, i, h;
-
-	out->n = 0;
-	if (tk_acm_scan(set->acm, s, n, hits) < 0)
-		return -1;
-	h = hits->n;    /* positions decreasing: walk from the end */
-	while (h > 0 && pos < n) {
-		long m;
-		size_t start, stop;
-		const tk_added *a;
-
-		i = hits->v[2 * (h - 1)];
-		m = (long)set->ix[hits->v[2 * (h - 1) + 1]];
-		h--;
-		if (i < pos)
-			continue;
-		a = &t->added[m];
-		start = i;
-		stop = i + a->n;
-		pos = stop;
-		if (a->single_word) {
-			int sp0 = start == 0 || !is_word_char(s[start - 1]);
-			int sp1 = stop == n || !is_word_char(s[stop]);
-			if (!sp0 || !sp1)
-				continue;
-		}
-		if (a->lstrip) {
-			size_t ns = start;
-			while (ns > 0 && tk_is_whitespace(s[ns - 1]))
-				ns--;
-			start = ns > start_off ? ns : start_off;
-		}
-		if (start < start_off)
-			start = start_off;
-		if (a->rstrip)
-			while (stop < n && tk_is_whitespace(s[stop]))
-				stop++;
-		if (start_off < start && segs_push(out, start_off, start, -1) < 0)
-			return -1;
-		if (segs_push(out, start, stop, m) < 0)
-			return -1;
-		start_off = stop;
-	}
-	if (start_off < n && segs_push(out, start_off, n, -1) < 0)
-		return -1;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -358,7 +105,7 @@ static int tokenize_text(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 			return emb_err_set(err, "normalizer failed: out of memory, "
 			                   "or a regex exceeded its match limit");
 	}
-	if (find_matches(t, &t->norm_set, s->c, s->n, &w->norm, &w->hits) < 0)
+	if (tk_added_find(t, &t->norm_set, s->c, s->n, &w->norm, &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->norm.n; k++) {
 		const tk_seg *g = &w->norm.v[k];
@@ -424,8 +171,8 @@ static int encode_piece(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 
 	if (tk_utf8_decode_at(&w->orig, text, len, base, byte0, err) < 0)
 		return -1;
-	if (find_matches(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
-	                 &w->hits) < 0)
+	if (tk_added_find(t, &t->raw_set, w->orig.c, w->orig.n, &w->raw,
+	                  &w->hits) < 0)
 		return emb_err_set(err, "out of memory");
 	for (k = 0; k < w->raw.n; k++) {
 		const tk_seg *g = &w->raw.v[k];
@@ -459,21 +206,6 @@ static int encode_piece(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	return 0;
 }
 
-#define ASCII_ALNUM(c) (((c) >= '0' && (c) <= '9') || \
-	((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z'))
-
-/* the next cut of U[0, LEN) at or after FROM (tk_chunk_safe), or LEN */
-static size_t next_cut(const unsigned char *u, size_t from, size_t len)
-{
-	size_t j;
-
-	for (j = from < 2 ? 2 : from; j + 2 < len; j++)
-		if (u[j] == ' ' && ASCII_ALNUM(u[j + 1]) &&
-		    ASCII_ALNUM(u[j - 1]) && ASCII_ALNUM(u[j - 2]) &&
-		    u[j + 2] < 0x80)
-			return j;
-	return len;
-}
 
 /* the tokens of TEXT into OUT; when KEEP is not 0, only the first KEEP
  * of them are kept and *MORE counts the others (a truncating caller
@@ -496,7 +228,7 @@ static int encode_seq(const emb_tokenizer *t, tk_work *w, tk_toks *out,
 	ncp = 0;
 	do {
 		b = t->chunked && len - a > 2 * TK_CHUNK_BYTES ?
-		    next_cut(u, a + TK_CHUNK_BYTES, len) : len;
+		    tk_chunk_cut(u, a + TK_CHUNK_BYTES, len) : len;
 		if (encode_piece(t, w, out, text + a, b - a, ncp, a, err) < 0)
 			return -1;
 		for (i = a; i < b; i++)
@@ -595,67 +327,6 @@ static void enc_put(emb_encoding *enc, int32_t id, int32_t type, int32_t os,
 	enc->offsets[2 * enc->len + 1] = oe;
 	enc->special[enc->len] = (uint8_t)special;
 	enc->len++;
-}
-
-static size_t tpl_specials(const tk_tpl_item *it, size_t n)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (it[i].seq < 0)
-			k += it[i].n;
-	return k;
-}
-
-size_t emb_tokenizer_num_special(const emb_tokenizer *tok, int pair)
-{
-	if (tok->post.type != TK_POST_TEMPLATE)
-		return 0;
-	return pair ? tpl_specials(tok->post.pair, tok->post.n_pair)
-	            : tpl_specials(tok->post.single, tok->post.n_single);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-int emb_tokenizer_special_ids(int32_t **out, size_t *n,
-                              const emb_tokenizer *tok, emb_err *err)
-{
-	const tk_post *p = &tok->post;
-	size_t k = 0, cap = 1;
-	int32_t *v;
-
-	*out = NULL;
-	*n = 0;
-	if (p->type == TK_POST_TEMPLATE) {
-		for (size_t i = 0; i < p->n_single; i++)
-			if (p->single[i].seq < 0)
-				cap += p->single[i].n;
-		for (size_t i = 0; i < p->n_pair; i++)
-			if (p->pair[i].seq < 0)
-				cap += p->pair[i].n;
-	}
-	if (!(v = malloc(cap * sizeof(*v))))
-		return emb_err_set(err, "out of memory");
-	for (int pair = 0; pair < 2 && p->type == TK_POST_TEMPLATE; pair++) {
-		const tk_tpl_item *it = pair ? p->pair : p->single;
-		size_t ni = pair ? p->n_pair : p->n_single;
-		for (size_t i = 0; i < ni; i++)
-			if (it[i].seq < 0)
-				for (size_t j = 0; j < it[i].n; j++)
-					v[k++] = it[i].ids[j];
-	}
-	qsort(v, k, sizeof(*v), cmp_i32);
-	*n = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!*n || v[*n - 1] != v[i])
-			v[(*n)++] = v[i];
-	*out = v;
-	return 0;
 }
 
 void emb_encoding_init(emb_encoding *enc)
@@ -803,7 +474,7 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 		tpl = npair ? tok->post.pair : tok->post.single;
 		ntpl = npair ? tok->post.n_pair : tok->post.n_single;
 	}
-	nspec = specials ? tpl_specials(tpl, ntpl) : 0;
+	nspec = specials ? tk_post_specials(tpl, ntpl) : 0;
 	if (opts && opts->max_length && opts->max_length < nspec) {
 		emb_err_set(err, "max length %zu is less than the %zu special "
 		            "tokens", opts->max_length, nspec);
@@ -887,55 +558,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* vocabulary queries                                                  */
-
-const char *emb_tokenizer_id_to_token(const emb_tokenizer *tok, int32_t id)
-{
-	const char *s = tk_vocab_str(&tok->added_vocab, id);
-
-	return s ? s : tk_vocab_str(tk_model_vocab(&tok->model), id);
-}
-
-int32_t emb_tokenizer_token_to_id(const emb_tokenizer *tok, const char *s)
-{
-	size_t n = strlen(s);
-	int32_t id = tk_vocab_get(&tok->added_vocab, s, n);
-
-	return id >= 0 ? id : tk_vocab_get(tk_model_vocab(&tok->model), s, n);
-}
-
-size_t emb_tokenizer_vocab_size(const emb_tokenizer *tok)
-{
-	return tok->n_ids;
-}
-
-int32_t emb_tokenizer_unk_id(const emb_tokenizer *tok)
-{
-	const char *unk = NULL;
-
-	switch (tok->model.type) {
-	case TK_MODEL_WORDPIECE: unk = tok->model.u.wp.unk; break;
-	case TK_MODEL_BPE: unk = tok->model.u.bpe.unk; break;
-	case TK_MODEL_UNIGRAM: return tok->model.u.uni.unk_id;
-	}
-	return unk ? emb_tokenizer_token_to_id(tok, unk) : -1;
-}
-
-/* ------------------------------------------------------------------ */
 /* loading                                                             */
-
-static void post_release(tk_post *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_single; i++)
-		free(p->single[i].ids);
-	for (i = 0; i < p->n_pair; i++)
-		free(p->pair[i].ids);
-	free(p->single);
-	free(p->pair);
-	memset(p, 0, sizeof(*p));
-}
 
 void emb_tokenizer_free(emb_tokenizer *tok)
 {
@@ -948,7 +571,7 @@ void emb_tokenizer_free(emb_tokenizer *tok)
 	if (tok->has_pre)
 		tk_pretok_release(&tok->pre);
 	tk_model_release(&tok->model);
-	post_release(&tok->post);
+	tk_post_release(&tok->post);
 	for (i = 0; i < tok->n_added; i++) {
 		free(tok->added[i].content);
 		free(tok->added[i].c);
@@ -962,481 +585,6 @@ void emb_tokenizer_free(emb_tokenizer *tok)
 	json_decref(tok->added_ids);
 	free(tok->file);
 	free(tok);
-}
-
-/* template item with special ids */
-static int tpl_special(tk_tpl_item *it, int type_id, const int32_t *ids,
-                       size_t n)
-{
-	it->seq = -1;
-	it->type_id = type_id;
-	it->n = n;
-	it->ids = malloc((n ? n : 1) * sizeof(*ids));
-	if (!it->ids)
-		return -1;
-	memcpy(it->ids, ids, n * sizeof(*ids));
-	return 0;
-}
-
-static int tpl_seq(tk_tpl_item *it, int seq, int type_id)
-{
-	it->seq = seq;
-	it->type_id = type_id;
-	return 0;
-}
-
-/* BertProcessing and RobertaProcessing as templates */
-static int post_bert(tk_post *p, int32_t cls, int32_t sep, int roberta)
-{
-	tk_tpl_item *s = calloc(3, sizeof(*s)), *q = calloc(6, sizeof(*q));
-	int b = roberta ? 0 : 1;
-
-	p->single = s;
-	p->pair = q;
-	if (!s || !q)
-		return -1;
-	p->type = TK_POST_TEMPLATE;
-	p->n_single = 3;
-	if (tpl_special(&s[0], 0, &cls, 1) < 0 || tpl_seq(&s[1], 0, 0) < 0 ||
-	    tpl_special(&s[2], 0, &sep, 1) < 0)
-		return -1;
-	p->n_pair = 0;
-	if (tpl_special(&q[p->n_pair++], 0, &cls, 1) < 0)
-		return -1;
-	tpl_seq(&q[p->n_pair++], 0, 0);
-	if (tpl_special(&q[p->n_pair++], 0, &sep, 1) < 0)
-		return -1;
-	if (roberta && tpl_special(&q[p->n_pair++], 0, &sep, 1) < 0)
-		return -1;
-	tpl_seq(&q[p->n_pair++], 1, b);
-	if (tpl_special(&q[p->n_pair++], b, &sep, 1) < 0)
-		return -1;
-	return 0;
-}
-
-/* ["[SEP]", 102] */
-static int parse_tok_pair(int32_t *id, const json_t *j, const char *file,
-                          const char *field, emb_err *err)
-{
-	json_t *v = json_array_get(j, 1);
-
-	if (!json_is_array(j) || json_array_size(j) != 2 ||
-	    !json_is_string(json_array_get(j, 0)) || !json_is_integer(v) ||
-	    json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
-		return emb_err_set(err, "%s: field 'post_processor.%s' must be "
-		                   "[token, id]", file, field);
-	*id = (int32_t)json_integer_value(v);
-	return 0;
-}
-
-static int parse_template(tk_tpl_item **out, size_t *nout, const json_t *a,
-                          const json_t *specials, const char *file,
-                          const char *field, emb_err *err)
-{
-	size_t i, n;
-
-	if (!json_is_array(a))
-		return emb_err_set(err, "%s: field 'post_processor.%s' must be "
-		                   "an array", file, field);
-	n = json_array_size(a);
-	*out = calloc(n + 1, sizeof(**out));
-	if (!*out)
-		return emb_err_set(err, "out of memory");
-	for (i = 0; i < n; i++) {
-		json_t *it = json_array_get(a, i), *sp, *sq, *body, *tid, *id;
-		tk_tpl_item *t = &(*out)[i];
-		json_int_t type_id = 0;
-
-		*nout = i + 1;
-		sp = json_object_get(it, "SpecialToken");
-		sq = json_object_get(it, "Sequence");
-		body = sp ? sp : sq;
-		if (!json_is_object(body))
-			return emb_err_set(err, "%s: field 'post_processor.%s[%zu]' "
-			                   "must be {\"SpecialToken\": ...} or "
-			                   "{\"Sequence\": ...}", file, field, i);
-		tid = json_object_get(body, "type_id");
-		id = json_object_get(body, "id");
-		if (tid) {
-			if (!json_is_integer(tid) || json_integer_value(tid) < 0 ||
-			    json_integer_value(tid) > INT32_MAX)
-				return emb_err_set(err, "%s: field 'post_processor."
-				                   "%s[%zu].type_id' must be a "
-				                   "non-negative integer", file,
-				                   field, i);
-			type_id = json_integer_value(tid);
-		}
-		if (!json_is_string(id))
-			return emb_err_set(err, "%s: field 'post_processor.%s[%zu]"
-			                   ".id' must be a string", file, field, i);
-		if (sq) {
-			const char *s = json_string_value(id);
-			if (strcmp(s, "A") && strcmp(s, "B"))
-				return emb_err_set(err, "%s: field 'post_processor."
-				                   "%s[%zu].id' must be \"A\" or "
-				                   "\"B\"", file, field, i);
-			tpl_seq(t, s[0] == 'B', (int)type_id);
-		} else {
-			json_t *st = json_object_get(specials,
-			                             json_string_value(id));
-			json_t *ids = json_object_get(st, "ids");
-			size_t k;
-			int32_t buf[64];
-			if (!json_is_array(ids) || json_array_size(ids) > 64)
-				return emb_err_set(err, "%s: field 'post_processor."
-				                   "special_tokens' has no ids for "
-				                   "'%s'", file, json_string_value(id));
-			for (k = 0; k < json_array_size(ids); k++) {
-				json_t *x = json_array_get(ids, k);
-				if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-				    json_integer_value(x) > INT32_MAX)
-					return emb_err_set(err, "%s: field "
-					                   "'post_processor.special_tokens."
-					                   "%s.ids' must hold token ids",
-					                   file, json_string_value(id));
-				buf[k] = (int32_t)json_integer_value(x);
-			}
-			if (tpl_special(t, (int)type_id, buf, k) < 0)
-				return emb_err_set(err, "out of memory");
-		}
-	}
-	return 0;
-}
-
-static void post_release(tk_post *p);
-
-/* RobertaProcessing's and ByteLevel's offset options (default true) */
-static void post_offsets(tk_post *p, const json_t *j)
-{
-	json_t *x = json_object_get(j, "trim_offsets");
-
-	p->trim_offsets = json_is_boolean(x) ? json_is_true(x) : 1;
-	x = json_object_get(j, "add_prefix_space");
-	p->add_prefix_space = json_is_boolean(x) ? json_is_true(x) : 1;
-}
-
-static int parse_post(tk_post *p, const json_t *j, const char *file,
-                      int depth, emb_err *err)
-{
-	json_t *t;
-	const char *type;
-
-	memset(p, 0, sizeof(*p));
-	if (!j || json_is_null(j))
-		return 0;
-	t = json_object_get(j, "type");
-	if (!json_is_object(j) || !json_is_string(t))
-		return emb_err_set(err, "%s: field 'post_processor.type' must be "
-		                   "a string naming the post-processor", file);
-	type = json_string_value(t);
-	if (!strcmp(type, "TemplateProcessing")) {
-		json_t *sp = json_object_get(j, "special_tokens");
-		if (sp && !json_is_object(sp))
-			return emb_err_set(err, "%s: field "
-			                   "'post_processor.special_tokens' must be "
-			                   "an object", file);
-		p->type = TK_POST_TEMPLATE;
-		if (parse_template(&p->single, &p->n_single,
-		                   json_object_get(j, "single"), sp, file,
-		                   "single", err) < 0 ||
-		    parse_template(&p->pair, &p->n_pair,
-		                   json_object_get(j, "pair"), sp, file, "pair",
-		                   err) < 0)
-			return -1;
-		return 0;
-	}
-	if (!strcmp(type, "BertProcessing") ||
-	    !strcmp(type, "RobertaProcessing")) {
-		int32_t cls, sep;
-		if (parse_tok_pair(&cls, json_object_get(j, "cls"), file, "cls",
-		                   err) < 0 ||
-		    parse_tok_pair(&sep, json_object_get(j, "sep"), file, "sep",
-		                   err) < 0)
-			return -1;
-		if (post_bert(p, cls, sep, type[0] == 'R') < 0)
-			return emb_err_set(err, "out of memory");
-		if (type[0] == 'R')
-			post_offsets(p, j);
-		return 0;
-	}
-	if (!strcmp(type, "ByteLevel")) {
-		/* no special tokens; trims offsets like RobertaProcessing */
-		post_offsets(p, j);
-		return 0;
-	}
-	if (!strcmp(type, "Sequence")) {
-		json_t *a = json_object_get(j, "processors");
-		size_t i;
-		if (!json_is_array(a))
-			return emb_err_set(err, "%s: field "
-			                   "'post_processor.processors' must be an "
-			                   "array", file);
-		if (depth > 8)
-			return emb_err_set(err, "%s: field 'post_processor' is "
-			                   "nested too deeply", file);
-		for (i = 0; i < json_array_size(a); i++) {
-			tk_post q;
-			if (parse_post(&q, json_array_get(a, i), file, depth + 1,
-			               err) < 0) {
-				post_release(&q);
-				return -1;
-			}
-			if (q.type == TK_POST_TEMPLATE) {
-				if (p->type == TK_POST_TEMPLATE) {
-					post_release(&q);
-					return emb_err_set(err, "%s: field "
-					                   "'post_processor': a Sequence "
-					                   "with two processors that add "
-					                   "special tokens is not "
-					                   "supported", file);
-				}
-				p->type = q.type;
-				p->single = q.single;
-				p->pair = q.pair;
-				p->n_single = q.n_single;
-				p->n_pair = q.n_pair;
-			}
-			if (q.trim_offsets) {
-				p->trim_offsets = 1;
-				p->add_prefix_space = q.add_prefix_space;
-			}
-		}
-		return 0;
-	}
-	return emb_err_set(err, "%s: post_processor type '%s' is not "
-	                   "supported", file, type);
-}
-
-static int cmp_added(const void *x, const void *y, void *ctx)
-{
-	const emb_tokenizer *t = ctx;
-	const tk_added *a = &t->added[*(const size_t *)x];
-	const tk_added *b = &t->added[*(const size_t *)y];
-
-	if (a->c[0] != b->c[0])
-		return a->c[0] < b->c[0] ? -1 : 1;
-	if (a->n != b->n)
-		return a->n > b->n ? -1 : 1;
-	/* same length: the one added first wins */
-	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
-}
-
-/* the automaton of SET, its patterns in SET's order (the first of equal
- * tokens is the one added first, as cmp_added sorts them) */
-static int addset_build(const emb_tokenizer *t, tk_addset *set)
-{
-	const uint32_t **pat = malloc((set->n + 1) * sizeof(*pat));
-	size_t *len = malloc((set->n + 1) * sizeof(*len));
-	int rc = -1;
-
-	if (pat && len) {
-		for (size_t k = 0; k < set->n; k++) {
-			pat[k] = t->added[set->ix[k]].c;
-			len[k] = t->added[set->ix[k]].n;
-		}
-		rc = set->n ? tk_acm_build(&set->acm, pat, len, set->n) : 0;
-	}
-	free(pat);
-	free(len);
-	return rc;
-}
-
-/* after all added tokens and the normalizer are known: the code points
- * to match, the two matching sets, the id maps */
-static int added_finish(emb_tokenizer *t, emb_err *err)
-{
-	size_t i;
-	tk_str s = {0}, tmp = {0};
-	int rc = -1;
-	const tk_vocab *mv = tk_model_vocab(&t->model);
-
-	t->raw_set.ix = calloc(t->n_added + 1, sizeof(size_t));
-	t->norm_set.ix = calloc(t->n_added + 1, sizeof(size_t));
-	if (!t->raw_set.ix || !t->norm_set.ix)
-		goto oom;
-	for (i = 0; i < t->n_added; i++) {
-		tk_added *a = &t->added[i];
-		size_t k;
-		if (tk_utf8_decode(&s, a->content, strlen(a->content), err) < 0)
-			goto out;
-		if (a->normalized && t->has_norm) {
-			int r;
-			s.max = tmp.max = tk_norm_limit(s.n);
-			s.over = tmp.over = 0;
-			r = tk_normalize(&t->norm, &s, &tmp);
-			s.max = tmp.max = 0;
-			if (r < 0 && (s.over || tmp.over)) {
-				emb_err_set(err, "added token %zu (id %d) grows "
-				            "over %d times when normalized", i,
-				            (int)a->id, TK_NORM_GROWTH);
-				goto out;
-			}
-			if (r < 0)
-				goto oom;
-		}
-		a->c = malloc((s.n + 1) * sizeof(*a->c));
-		if (!a->c)
-			goto oom;
-		for (k = 0; k < s.n; k++)
-			a->c[k] = s.c[k];
-		a->n = s.n;
-		if (!a->n)
-			continue;   /* never matches */
-		if (a->normalized)
-			t->norm_set.ix[t->norm_set.n++] = i;
-		else
-			t->raw_set.ix[t->raw_set.n++] = i;
-		if (tk_vocab_add(&t->added_vocab, a->content,
-		                 strlen(a->content), a->id) < 0)
-			goto oom;
-	}
-	qsort_r(t->raw_set.ix, t->raw_set.n, sizeof(size_t), cmp_added, t);
-	qsort_r(t->norm_set.ix, t->norm_set.n, sizeof(size_t), cmp_added, t);
-	if (addset_build(t, &t->raw_set) < 0 || addset_build(t, &t->norm_set) < 0)
-		goto oom;
-	if (tk_vocab_build(&t->added_vocab) < 0)
-		goto oom;
-	t->n_ids = mv ? mv->n_ids : 0;
-	if (t->added_vocab.n_ids > t->n_ids)
-		t->n_ids = t->added_vocab.n_ids;
-	rc = 0;
-	goto out;
-oom:
-	emb_err_set(err, "out of memory");
-out:
-	tk_str_release(&s);
-	tk_str_release(&tmp);
-	return rc;
-}
-
-/* HF AddedVocabulary::add_tokens: an added token takes the id of the
- * same string already known (added or model vocabulary), else the next
- * free id after the model vocabulary */
-static int32_t added_id(const emb_tokenizer *t, const char *content)
-{
-	const tk_vocab *mv = tk_model_vocab(&t->model);
-	json_t *seen = t->added_ids ? json_object_get(t->added_ids, content)
-	                            : NULL;
-	int32_t max = t->n_added ? t->added_max : -1, id;
-
-	/* a hash lookup, not a scan: a tokenizer may add 100k tokens */
-	if (seen)
-		return (int32_t)json_integer_value(seen);
-	id = tk_vocab_get(mv, content, strlen(content));
-	if (id >= 0)
-		return id;
-	if (max < 0 || ((size_t)max < mv->n && mv->n))
-		return (int32_t)mv->n;
-	return max + 1;
-}
-
-static int add_token(emb_tokenizer *t, const char *content, int special,
-                     int normalized, int lstrip, int rstrip, int single)
-{
-	tk_added *a;
-
-	if (!(t->n_added & (t->n_added + 1)) || !t->added) {
-		/* grow at 0, 1, 3, 7, ... */
-		tk_added *v = realloc(t->added,
-		                      2 * (t->n_added + 1) * sizeof(*v));
-		if (!v)
-			return -1;
-		t->added = v;
-	}
-	a = &t->added[t->n_added];
-	memset(a, 0, sizeof(*a));
-	a->id = added_id(t, content);
-	a->content = strdup(content);
-	if (!a->content)
-		return -1;
-	if (!t->added_ids && !(t->added_ids = json_object()))
-		return -1;
-	if (!json_object_get(t->added_ids, content) &&
-	    json_object_set_new(t->added_ids, content,
-	                        json_integer(a->id)) < 0) {
-		free(a->content);
-		return -1;
-	}
-	if (!t->n_added || a->id > t->added_max)
-		t->added_max = a->id;
-	a->special = (unsigned char)special;
-	a->normalized = (unsigned char)normalized;
-	a->lstrip = (unsigned char)lstrip;
-	a->rstrip = (unsigned char)rstrip;
-	a->single_word = (unsigned char)single;
-	t->n_added++;
-	return 0;
-}
-
-static int parse_added(emb_tokenizer *t, const json_t *a, const char *file,
-                       emb_err *err)
-{
-	size_t i;
-
-	if (!a || json_is_null(a))
-		return 0;
-	if (!json_is_array(a))
-		return emb_err_set(err, "%s: field 'added_tokens' must be an "
-		                   "array", file);
-	for (i = 0; i < json_array_size(a); i++) {
-		json_t *o = json_array_get(a, i), *c;
-		int special = 0, normalized, lstrip = 0, rstrip = 0, single = 0;
-		char f[64];
-
-		snprintf(f, sizeof(f), "added_tokens[%zu]", i);
-		if (!json_is_object(o))
-			return emb_err_set(err, "%s: field '%s' must be an object",
-			                   file, f);
-		c = json_object_get(o, "content");
-		if (!json_is_string(c))
-			return emb_err_set(err, "%s: field '%s.content' must be a "
-			                   "string", file, f);
-#define GETB(key, var) do { \
-	json_t *v_ = json_object_get(o, key); \
-	if (v_ && !json_is_boolean(v_)) \
-		return emb_err_set(err, "%s: field '%s.%s' must be a boolean", \
-		                   file, f, key); \
-	if (v_) var = json_is_true(v_); } while (0)
-		GETB("special", special);
-		normalized = !special;
-		GETB("normalized", normalized);
-		GETB("lstrip", lstrip);
-		GETB("rstrip", rstrip);
-		GETB("single_word", single);
-#undef GETB
-		{
-			json_t *id = json_object_get(o, "id");
-			if (id && (!json_is_integer(id) ||
-			           json_integer_value(id) < 0))
-				return emb_err_set(err, "%s: field '%s.id' must be a "
-				                   "non-negative integer", file, f);
-		}
-		if (memchr(json_string_value(c), 0, json_string_length(c)))
-			return emb_err_set(err, "%s: field '%s.content' holds a "
-			                   "NUL character", file, f);
-		if (add_token(t, json_string_value(c), special, normalized,
-		              lstrip, rstrip, single) < 0)
-			return emb_err_set(err, "out of memory");
-	}
-	return 0;
-}
-
-/* every special token the post-processor adds must be in a vocabulary */
-static int post_check(const emb_tokenizer *t, const char *file, emb_err *err)
-{
-	const tk_tpl_item *v[2] = {t->post.single, t->post.pair};
-	size_t n[2] = {t->post.n_single, t->post.n_pair}, k, i, j;
-
-	for (k = 0; k < 2; k++)
-		for (i = 0; i < n[k]; i++)
-			for (j = 0; v[k][i].seq < 0 && j < v[k][i].n; j++)
-				if (!emb_tokenizer_id_to_token(t, v[k][i].ids[j]))
-					return emb_err_set(err, "%s: field "
-					                   "'post_processor': special "
-					                   "token id %d is not in the "
-					                   "vocabulary", file,
-					                   v[k][i].ids[j]);
-	return 0;
 }
 
 /* the largest tokenizer.json read (Gemma 3's is 33 MB) */
@@ -1504,13 +652,13 @@ static int load_json(emb_tokenizer *t, const char *dir, const char *path,
 		                    err) < 0)
 			goto out;
 	}
-	if (parse_post(&t->post, json_object_get(root, "post_processor"),
-	               path, 0, err) < 0)
+	if (tk_post_parse(&t->post, json_object_get(root, "post_processor"),
+	                  path, 0, err) < 0)
 		goto out;
-	if (parse_added(t, json_object_get(root, "added_tokens"), path,
-	                err) < 0)
+	if (tk_added_parse(t, json_object_get(root, "added_tokens"), path,
+	                   err) < 0)
 		goto out;
-	if (added_finish(t, err) < 0 || post_check(t, path, err) < 0)
+	if (tk_added_finish(t, err) < 0 || tk_post_check(t, path, err) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -1518,303 +666,6 @@ out:
 	if (fast_ok)
 		tk_fast_release(&fast);
 	emb_filebuf_release(&fb);
-	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* may long texts be tokenized in pieces? (tk_chunk_safe)              */
-
-static int cps_plain(const uint32_t *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (c[i] == ' ' || (c[i] < 0x80 && ASCII_ALNUM(c[i])))
-			return 0;
-	return 1;
-}
-
-static int norm_safe(const tk_normalizer *n)
-{
-	switch (n->type) {
-	case TK_NORM_BERT: case TK_NORM_LOWERCASE: case TK_NORM_NFD:
-	case TK_NORM_NFC: case TK_NORM_NFKD: case TK_NORM_NFKC:
-	case TK_NORM_STRIP_ACCENTS:
-		return 1;
-	case TK_NORM_SEQUENCE:
-		for (size_t i = 0; i < n->u.seq.n; i++)
-			if (!norm_safe(&n->u.seq.v[i]))
-				return 0;
-		return 1;
-	case TK_NORM_PRECOMPILED:
-		return tk_charsmap_ascii_stable(&n->u.cmap);
-	case TK_NORM_REPLACE:
-		/* a literal without ASCII letters, digits or spaces matches
-		 * nowhere near the cut (its five ASCII characters), so the
-		 * matches, and what replaces them, are the same either way */
-		return n->u.replace.pat.lit && !n->u.replace.pat.re &&
-		       !n->u.replace.pat.gpt2 &&
-		       cps_plain(n->u.replace.pat.lit, n->u.replace.pat.n);
-	}
-	return 0;       /* Strip, Prepend: they see the ends of the text */
-}
-
-/* *space: the cut's space is still a space (no stage replaced it);
- * *split: a stage split there.  0: a stage may cross the cut */
-static int pretok_safe(const tk_pretok *p, int *space, int *split)
-{
-	/* split at the cut: what follows works within pieces (a regex
-	 * sees only its piece), the same pieces either way */
-	if (*split && p->type != TK_PRE_SEQUENCE)
-		return 1;
-	switch (p->type) {
-	case TK_PRE_SEQUENCE:
-		for (size_t i = 0; i < p->u.seq.n; i++)
-			if (!pretok_safe(&p->u.seq.v[i], space, split))
-				return 0;
-		return 1;
-	case TK_PRE_BERT: case TK_PRE_WHITESPACE_SPLIT: case TK_PRE_WHITESPACE:
-		*split |= *space;
-		return 1;
-	case TK_PRE_PUNCTUATION: case TK_PRE_DIGITS:
-		return 1;
-	case TK_PRE_BYTELEVEL:
-		*split |= *space && p->u.bl.use_regex;
-		*space = 0;     /* now U+0120 */
-		return 1;
-	case TK_PRE_METASPACE:
-		*split |= *space && p->u.meta.split;
-		*space = 0;     /* now the replacement */
-		return 1;
-	case TK_PRE_SPLIT: {
-		const tk_pattern *pt = &p->u.split.pat;
-		int b = p->u.split.behavior;
-		if (p->u.split.invert || b == TK_SPLIT_CONTIGUOUS)
-			return 0;
-		if (pt->word_split && *space) {
-			*split = 1;
-			return 1;
-		}
-		if (!pt->lit)
-			return 0;
-		if (pt->n == 1 && pt->lit[0] == ' ' && *space &&
-		    b != TK_SPLIT_MERGED_PREV) {
-			*split = 1;
-			return 1;
-		}
-		/* an ASCII literal without letters, digits or spaces
-		 * cannot touch the cut */
-		for (size_t i = 0; i < pt->n; i++)
-			if (pt->lit[i] >= 0x80)
-				return 0;
-		return cps_plain(pt->lit, pt->n);
-	}
-	}
-	return 0;
-}
-
-int tk_chunk_safe(const emb_tokenizer *t)
-{
-	int space = 1, split = 0;
-
-	if (t->has_norm && !norm_safe(&t->norm))
-		return 0;
-	if (!t->has_pre || !pretok_safe(&t->pre, &space, &split) || !split)
-		return 0;
-	for (size_t i = 0; i < t->n_added; i++) {
-		const tk_added *a = &t->added[i];
-		if (!a->n)
-			continue;
-		if (a->n == 1 && a->c[0] == ' ')
-			return 0;
-		for (size_t k = 0; k + 1 < a->n; k++) {
-			uint32_t x = a->c[k], y = a->c[k + 1];
-			if ((x == ' ' && y < 0x80 && ASCII_ALNUM(y)) ||
-			    (y == ' ' && x < 0x80 && ASCII_ALNUM(x)))
-				return 0;
-		}
-		if (a->rstrip && a->c[a->n - 1] < 0x80 &&
-		    ASCII_ALNUM(a->c[a->n - 1]))
-			return 0;
-	}
-	return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* vocab.txt + tokenizer_config.json (BERT, as transformers' converter) */
-
-/* string member, or {"content": string} (AddedToken form) */
-static const char *cfg_token(const json_t *cfg, const json_t *map,
-                             const char *key, const char *def)
-{
-	const json_t *src[2] = {cfg, map};
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		json_t *v = json_object_get(src[i], key);
-		if (json_is_object(v))
-			v = json_object_get(v, "content");
-		if (json_is_string(v))
-			return json_string_value(v);
-	}
-	return def;
-}
-
-/* DIR/NAME's JSON object (DIR: as load_json), NULL when absent (*bad
- * 0) or bad (*bad 1, err set) */
-static json_t *load_opt_json(const char *dir, const char *path, int *bad,
-                             emb_err *err)
-{
-	json_t *j;
-
-	*bad = 0;
-	/* Gemma 3's tokenizer_config.json is 1.1 MB, nearly all of it
-	 * added_tokens_decoder, which nothing here reads: no tree of it */
-	j = emb_json_file_load_skip(dir, path, (size_t)16 << 20, 0,
-	                            "added_tokens_decoder", err);
-	if (!j) {
-		*bad = errno != ENOENT;
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		*bad = 1;
-		emb_err_set(err, "%s: not a JSON object", path);
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
-static int cfg_bool(int *out, const json_t *cfg, const char *key,
-                    const char *file, emb_err *err)
-{
-	json_t *v = json_object_get(cfg, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return emb_err_set(err, "%s: field '%s' must be a boolean", file,
-		                   key);
-	*out = json_is_true(v);
-	return 0;
-}
-
-/* DIR/added_tokens.json ({"token": id}): tokens added to a vocab.txt
- * model, in id order, as normalized non-special added tokens */
-static int load_added_json(emb_tokenizer *t, const char *dir, emb_err *err)
-{
-	char path[4096];
-	json_t *j;
-	const char *key;
-	json_t *val;
-	int bad;
-	json_int_t want = 0;
-
-	snprintf(path, sizeof(path), "%s/added_tokens.json", dir);
-	j = load_opt_json(dir, path, &bad, err);
-	if (bad)
-		return -1;
-	if (!j)
-		return 0;
-	json_object_foreach(j, key, val) {
-		if (!json_is_integer(val) || json_integer_value(val) < 0) {
-			emb_err_set(err, "%s: field '%.60s' must be a token id",
-			            path, key);
-			json_decref(j);
-			return -1;
-		}
-	}
-	/* in id order (few entries: repeated scans) */
-	for (;;) {
-		const char *best = NULL;
-		json_int_t bid = 0;
-		json_object_foreach(j, key, val) {
-			json_int_t id = json_integer_value(val);
-			if (id >= want && (!best || id < bid)) {
-				best = key;
-				bid = id;
-			}
-		}
-		if (!best)
-			break;
-		if (add_token(t, best, 0, 1, 0, 0, 0) < 0) {
-			json_decref(j);
-			return emb_err_set(err, "out of memory");
-		}
-		want = bid + 1;
-	}
-	json_decref(j);
-	return 0;
-}
-
-static int load_vocab_txt(emb_tokenizer *t, const char *dir, emb_err *err)
-{
-	char vocab[4096], cpath[4096], mpath[4096];
-	json_t *cfg, *map;
-	int bad, rc = -1, lower = 1, chinese = 1, strip = -1;
-	const char *unk, *cls, *sep, *pad, *mask;
-	int32_t cls_id, sep_id;
-	json_t *sa;
-
-	snprintf(vocab, sizeof(vocab), "%s/vocab.txt", dir);
-	snprintf(cpath, sizeof(cpath), "%s/tokenizer_config.json", dir);
-	snprintf(mpath, sizeof(mpath), "%s/special_tokens_map.json", dir);
-	cfg = load_opt_json(dir, cpath, &bad, err);
-	if (bad)
-		return -1;
-	map = load_opt_json(dir, mpath, &bad, err);
-	if (bad) {
-		json_decref(cfg);
-		return -1;
-	}
-	if (cfg_bool(&lower, cfg, "do_lower_case", cpath, err) < 0 ||
-	    cfg_bool(&chinese, cfg, "tokenize_chinese_chars", cpath, err) < 0)
-		goto out;
-	sa = json_object_get(cfg, "strip_accents");
-	if (sa && !json_is_null(sa)) {
-		if (!json_is_boolean(sa)) {
-			emb_err_set(err, "%s: field 'strip_accents' must be a "
-			            "boolean or null", cpath);
-			goto out;
-		}
-		strip = json_is_true(sa);
-	}
-	unk = cfg_token(cfg, map, "unk_token", "[UNK]");
-	cls = cfg_token(cfg, map, "cls_token", "[CLS]");
-	sep = cfg_token(cfg, map, "sep_token", "[SEP]");
-	pad = cfg_token(cfg, map, "pad_token", "[PAD]");
-	mask = cfg_token(cfg, map, "mask_token", "[MASK]");
-	if (tk_wordpiece_from_vocab_txt(&t->model, vocab, unk, err) < 0)
-		goto out;
-	t->has_norm = 1;
-	t->norm.type = TK_NORM_BERT;
-	t->norm.u.bert.clean_text = 1;
-	t->norm.u.bert.chinese = chinese;
-	t->norm.u.bert.lowercase = lower;
-	t->norm.u.bert.strip_accents = strip < 0 ? lower : strip;
-	t->has_pre = 1;
-	t->pre.type = TK_PRE_BERT;
-	/* the special tokens, in transformers' order, as non-normalized
-	 * special added tokens */
-	{
-		const char *sp[5] = {pad, unk, cls, sep, mask};
-		int i;
-		for (i = 0; i < 5; i++)
-			if (add_token(t, sp[i], 1, 0, 0, 0, 0) < 0) {
-				emb_err_set(err, "out of memory");
-				goto out;
-			}
-	}
-	if (load_added_json(t, dir, err) < 0 || added_finish(t, err) < 0)
-		goto out;
-	cls_id = emb_tokenizer_token_to_id(t, cls);
-	sep_id = emb_tokenizer_token_to_id(t, sep);
-	if (post_bert(&t->post, cls_id, sep_id, 0) < 0) {
-		emb_err_set(err, "out of memory");
-		goto out;
-	}
-	rc = 0;
-out:
-	json_decref(cfg);
-	json_decref(map);
 	return rc;
 }
 
@@ -1859,7 +710,7 @@ int emb_tokenizer_load(emb_tokenizer **out, const char *dir, emb_err *err)
 			                   dir);
 		}
 		t->file = strdup(vocab);
-		rc = load_vocab_txt(t, dir, err);
+		rc = tk_vocab_txt_load(t, dir, err);
 	}
 	if (rc < 0) {
 		emb_tokenizer_free(t);

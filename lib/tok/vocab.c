@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "tok/tok-internal.h"
+#include "tok/vocab.h"
 
 #define MAX_ID (1 << 26)
 

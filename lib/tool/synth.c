@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "base/strmap.h"
 #include "tool/emb-tool.h"
 
 
@@ -31,13 +32,7 @@
 
 uint64_t emb_synth_fnv1a64(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return emb_str_hash(s);
 }
 
 static inline float uniform(uint64_t base, uint64_t i)

@@ -8,15 +8,26 @@
 
 #include "tool/xalloc.h"
 
+static void oom(void)
+{
+	fputs("emb: out of memory\n", stderr);
+	abort();
+}
+
 void *emb_xcalloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 
-	if (!p) {
-		fputs("emb: out of memory\n", stderr);
-		abort();
-	}
+	if (!p)
+		oom();
 	return p;
+}
+
+int emb_xok(int rc)
+{
+	if (rc < 0)
+		oom();
+	return rc;
 }
 
 char *emb_xstrndup(const char *s, size_t n)

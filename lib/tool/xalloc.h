@@ -14,6 +14,9 @@ void *emb_xcalloc(size_t n, size_t sz);
 char *emb_xstrdup(const char *s);
 /* a copy of the N bytes at S with a NUL after them, new */
 char *emb_xstrndup(const char *s, size_t n);
+/* RC of a call that fails (-1) only when out of memory: a failure is
+ * out of memory as above */
+int emb_xok(int rc);
 /* printf's FMT into a string, new */
 char *emb_xasprintf(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
