@@ -364,7 +364,7 @@ FUZZ_REPLAY_OBJ = test/fuzz/replay.o test/fuzz/fuzz_safetensors.o \
 
 test/fuzz/replay: $(FUZZ_REPLAY_OBJ) lib/libemb.a
 	$(CC) $(LDFLAGS) -o $@ $(FUZZ_REPLAY_OBJ) lib/libemb.a $(LDLIBS)
-$(FUZZ_REPLAY_OBJ): $(FUZZ_HDR)
+$(FUZZ_REPLAY_OBJ): $(FUZZ_HDR) $(HDR) config.mk
 
 fuzz:
 	FUZZ_CC='$(FUZZ_CC)' FUZZ_TIME='$(FUZZ_TIME)' FUZZ_JOBS='$(FUZZ_JOBS)' \

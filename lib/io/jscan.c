@@ -1,7 +1,9 @@
 /*
  * jscan.c - the streaming JSON scanner (io/jscan.h).
  */
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,11 +342,32 @@ int emb_jscan_key(emb_jscan *s, const char **out, size_t *n)
 
 #define DIGIT(c) ((c) >= '0' && (c) <= '9')
 
+/* does the JSON real number T[0, N) overflow a double (strtod's ERANGE
+ * with HUGE_VAL, as jansson reads it)?  Long ones are copied to the heap;
+ * out of memory counts as an overflow (the caller then refuses). */
+static int real_overflows(const char *t, size_t n)
+{
+	char buf[128], *q = n < sizeof(buf) ? buf : malloc(n + 1);
+	double d;
+	int over;
+
+	if (!q)
+		return 1;
+	memcpy(q, t, n);
+	q[n] = 0;
+	errno = 0;
+	d = strtod(q, NULL);
+	over = errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+	if (q != buf)
+		free(q);
+	return over;
+}
+
 int emb_jscan_int(emb_jscan *s, long long *v)
 {
 	const unsigned char *p, *e = s->end, *start;
 	unsigned long long x = 0, lim;
-	int neg = 0, big = 0, c = peek(s);
+	int neg = 0, big = 0, real = 0, c = peek(s);
 
 	if (c != '-' && !DIGIT(c))
 		return fail(s, s->p, c < 0 ? "unexpected end of input"
@@ -369,7 +392,7 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 		}
 	}
 	if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) {
-		big = 1;
+		real = 1;
 		if (*p == '.') {
 			p++;
 			if (p >= e || !DIGIT(*p))
@@ -391,8 +414,15 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 	if (p < e && (DIGIT(*p) || (*p >= 'a' && *p <= 'z') ||
 	              (*p >= 'A' && *p <= 'Z')))
 		return fail(s, start, "invalid number");
+	/* what jansson refuses, refused: an integer past a long long, a
+	 * real past a double's range (underflow is allowed) */
+	if (!real && big)
+		return fail(s, start, neg ? "too big negative integer"
+		                          : "too big integer");
+	if (real && real_overflows((const char *)start, (size_t)(p - start)))
+		return fail(s, start, "real number overflow");
 	s->p = p;
-	if (big)
+	if (real)
 		return 0;
 	*v = neg ? (long long)(0 - x) : (long long)x;
 	return 1;

@@ -57,8 +57,9 @@ int emb_jscan_string(emb_jscan *s, const char **out, size_t *n);
 int emb_jscan_key(emb_jscan *s, const char **out, size_t *n);
 
 /* a number: 1 and *V when it is an integer (no fraction or exponent)
- * that fits in a long long; 0 when it is a valid number of another kind
- * (consumed); -1 on an error or when no number is there */
+ * that fits in a long long; 0 when it is a valid real (consumed); -1 on
+ * an error or when no number is there.  As jansson, an integer past a
+ * long long and a real past a double's range are errors. */
 int emb_jscan_int(emb_jscan *s, long long *v);
 
 /* skip one value of any kind, checking it whole: 0, or -1 */
