@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "io/jscan.h"
 
 /* byte classes inside a string: 0 plain ASCII, 1 '"', 2 '\\', 3 a
@@ -126,34 +127,6 @@ int emb_jscan_more(emb_jscan *s, int *first, int close)
 	                                  : "',' or ']' expected");
 }
 
-/* one UTF-8 sequence at P (its first byte >= 0x80): its length, or 0 */
-static size_t utf8_len(const unsigned char *p, const unsigned char *e)
-{
-	unsigned c = p[0];
-	size_t n, i;
-	unsigned lo = 0x80, hi = 0xbf;
-
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-	if ((size_t)(e - p) < n)
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;      /* no surrogates */
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;      /* nothing past U+10FFFF */
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
 {
 	unsigned x = 0;
@@ -223,7 +196,7 @@ static int string_slow(emb_jscan *s, const unsigned char *start,
 		case 3:
 			return fail(s, p, "control character in a string");
 		case 4:
-			if (!(m = utf8_len(p, e)))
+			if (!(m = emb_utf8_seq(p, (size_t)(e - p))))
 				return fail(s, p, "invalid UTF-8");
 			memcpy(s->buf + k, p, m);
 			k += m;
@@ -262,21 +235,7 @@ static int string_slow(emb_jscan *s, const unsigned char *start,
 			p += 6;
 		}
 		/* 6 or 12 bytes of text make at most 4 bytes */
-		if (v < 0x80) {
-			s->buf[k++] = (char)v;
-		} else if (v < 0x800) {
-			s->buf[k++] = (char)(0xc0 | v >> 6);
-			s->buf[k++] = (char)(0x80 | (v & 0x3f));
-		} else if (v < 0x10000) {
-			s->buf[k++] = (char)(0xe0 | v >> 12);
-			s->buf[k++] = (char)(0x80 | ((v >> 6) & 0x3f));
-			s->buf[k++] = (char)(0x80 | (v & 0x3f));
-		} else {
-			s->buf[k++] = (char)(0xf0 | v >> 18);
-			s->buf[k++] = (char)(0x80 | ((v >> 12) & 0x3f));
-			s->buf[k++] = (char)(0x80 | ((v >> 6) & 0x3f));
-			s->buf[k++] = (char)(0x80 | (v & 0x3f));
-		}
+		k += emb_utf8_put(s->buf + k, v);
 	}
 	return fail(s, e, "premature end of input in a string");
 }
@@ -323,7 +282,7 @@ int emb_jscan_string(emb_jscan *s, const char **out, size_t *n)
 		case 3:
 			return fail(s, p, "control character in a string");
 		default:
-			if (!(m = utf8_len(p, e)))
+			if (!(m = emb_utf8_seq(p, (size_t)(e - p))))
 				return fail(s, p, "invalid UTF-8");
 			p += m;
 		}

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "io/io.h"
 
 #define JSON_MAX_DEPTH 512
@@ -263,42 +264,6 @@ int emb_reader_next(emb_reader *r, const char **line, size_t *len,
 /* ------------------------------------------------------------------ */
 /* UTF-8                                                               */
 
-/* length of a valid UTF-8 sequence at s (n bytes available), 0 if invalid */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0) {
-		if (n < 2 || (s[1] & 0xc0) != 0x80)
-			return 0;
-		return 2;
-	}
-	if (c < 0xf0) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xe0 && s[1] < 0xa0)
-			return 0;       /* overlong */
-		if (c == 0xed && s[1] >= 0xa0)
-			return 0;       /* surrogate */
-		return 3;
-	}
-	if (c < 0xf5) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[3] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xf0 && s[1] < 0x90)
-			return 0;       /* overlong */
-		if (c == 0xf4 && s[1] >= 0x90)
-			return 0;       /* > U+10FFFF */
-		return 4;
-	}
-	return 0;
-}
-
 /* offset of the first invalid byte, or n when S is valid UTF-8 */
 static size_t utf8_check(const char *s, size_t n)
 {
@@ -310,36 +275,12 @@ static size_t utf8_check(const char *s, size_t n)
 			i++;
 			continue;
 		}
-		k = utf8_seq(u + i, n - i);
+		k = emb_utf8_seq(u + i, n - i);
 		if (!k)
 			return i;
 		i += k;
 	}
 	return n;
-}
-
-static size_t utf8_put(char *o, uint32_t c)
-{
-	if (c < 0x80) {
-		o[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		o[0] = (char)(0xc0 | (c >> 6));
-		o[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		o[0] = (char)(0xe0 | (c >> 12));
-		o[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (c >> 18));
-	o[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
 }
 
 /* ------------------------------------------------------------------ */
@@ -503,7 +444,7 @@ static int scan_string(scan *sc)
 			i += 2;
 			continue;
 		}
-		k = utf8_seq(u + i, n - i);
+		k = emb_utf8_seq(u + i, n - i);
 		if (!k) {
 			sc->i = i;
 			sc->why = "invalid UTF-8";
@@ -705,7 +646,7 @@ static char *unescape(const char *s, size_t n, size_t *out_len)
 				i += 6;
 				v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
 			}
-			p += utf8_put(p, v);
+			p += emb_utf8_put(p, v);
 			break;
 		}
 		default: *p++ = c; i += 2; break;

@@ -212,7 +212,7 @@ int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *t)
 		               (utf8proc_int32_t)s->c[j], &state))
 			j++;
 		for (k = i; k < j && len < 6; k++)
-			len += tk_utf8_put((char *)u8 + len, s->c[k]);
+			len += emb_utf8_put((char *)u8 + len, s->c[k]);
 		if (k == j && len < 6 && (r = lookup(m, u8, len, &rlen))) {
 			if (replace(t, s, i, j, r, rlen) < 0)
 				return -1;
@@ -220,7 +220,7 @@ int tk_charsmap_normalize(const tk_charsmap *m, tk_str *s, tk_str *t)
 			continue;
 		}
 		for (k = i; k < j; k++) {
-			size_t n = tk_utf8_put((char *)u8, s->c[k]);
+			size_t n = emb_utf8_put((char *)u8, s->c[k]);
 			if ((r = lookup(m, u8, n, &rlen))) {
 				if (replace(t, s, k, k + 1, r, rlen) < 0)
 					return -1;

@@ -137,7 +137,7 @@ static int pre_bytelevel(const tk_pretok *p, tk_spans *out, tk_str *s,
 		size_t pi = 0;
 		for (i = 0; i < t->n; i++) {
 			char u8[4];
-			size_t n = tk_utf8_put(u8, t->c[i]);
+			size_t n = emb_utf8_put(u8, t->c[i]);
 			while (pi < out->n && out->v[pi].a == i) {
 				out->v[pi].a = s->n;
 				pi++;

@@ -634,28 +634,6 @@ int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err)
 	return tk_utf8_decode_at(out, s, len, 0, 0, err);
 }
 
-size_t tk_utf8_put(char *p, uint32_t c)
-{
-	if (c < 0x80) {
-		p[0] = (char)c;
-		return 1;
-	} else if (c < 0x800) {
-		p[0] = (char)(0xc0 | (c >> 6));
-		p[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	} else if (c < 0x10000) {
-		p[0] = (char)(0xe0 | (c >> 12));
-		p[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		p[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	p[0] = (char)(0xf0 | (c >> 18));
-	p[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-	p[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-	p[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
 uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n)
 {
 	tk_str t = {0};

@@ -9,6 +9,7 @@
 #define TK_TEXT_H
 
 #include <jansson.h>
+#include "base/utf8.h"
 #include "tok/tok.h"
 
 /* ------------------------------------------------------------------ */
@@ -44,8 +45,6 @@ int tk_utf8_decode(tk_str *out, const char *s, size_t len, emb_err *err);
  * index */
 int tk_utf8_decode_at(tk_str *out, const char *s, size_t len, size_t base,
                       size_t byte0, emb_err *err);
-/* write c as UTF-8 into p (4 bytes room); returns bytes written */
-size_t tk_utf8_put(char *p, uint32_t c);
 
 /* a range [a, b) of code points of a tk_str */
 typedef struct tk_span {

@@ -420,6 +420,6 @@ int tk_work_utf8(tk_model_work *w, const uint32_t *c, size_t n)
 	}
 	w->pos[0] = 0;
 	for (k = 0; k < n; k++)
-		w->pos[k + 1] = w->pos[k] + tk_utf8_put(w->u8 + w->pos[k], c[k]);
+		w->pos[k + 1] = w->pos[k] + emb_utf8_put(w->u8 + w->pos[k], c[k]);
 	return 0;
 }

@@ -57,7 +57,7 @@ int tk_wordpiece_tokenize(const tk_wordpiece *wp, tk_toks *out, const tk_str *s,
 	w->pos[0] = 0;
 	for (k = 0; k < n; k++)
 		w->pos[k + 1] = w->pos[k] +
-		                tk_utf8_put(w->u8 + w->pos[k], s->c[sp.a + k]);
+		                emb_utf8_put(w->u8 + w->pos[k], s->c[sp.a + k]);
 	/* greedy longest match first, as HF: the longest piece at START in
 	 * one forward pass (tk_vocab_longest), so a word costs its length
 	 * times the longest vocabulary entry, not its length cubed */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "tool/fields.h"
 
 struct emb_fields {
@@ -159,30 +160,6 @@ static int hex4(const char *p, const char *end, unsigned *v)
 	return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* the key between the quotes s..e, unescaped: *k (borrowed from f or
  * from the record), *kl; -1 on a bad escape or out of memory */
 static int key_text(emb_fields *f, const char *s, const char *e,
@@ -231,7 +208,7 @@ static int key_text(emb_fields *f, const char *s, const char *e,
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				s += 6;
 			}
-			o += put_utf8(f->key + o, cp);
+			o += emb_utf8_put(f->key + o, cp);
 			break;
 		default:
 			return -1;
