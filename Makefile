@@ -13,7 +13,8 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
 	lib/kern/kernels_bf16_avx512.o lib/kern/kernels_i8_amx.o \
 	lib/kern/kernels_bf16_amx.o $(SIMD_OBJ)
-IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/jsonl.o \
+IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/lines.o \
+	lib/io/record.o lib/io/recnum.o lib/io/write.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
@@ -31,7 +32,8 @@ NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 STATIC_OBJ = lib/static/load.o lib/static/embed.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
-TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
+TOOL_OBJ = lib/tool/cli.o lib/tool/run.o lib/tool/progress.o \
+	lib/tool/signals.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
 	lib/tool/validate.o lib/tool/manifest.o lib/tool/synth.o lib/tool/chunk.o \
 	lib/tool/static.o \
@@ -88,10 +90,10 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/base/strmap.h lib/base/utf8.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/record.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
-	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
+	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/driver.h \
 	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
 	lib/static/static-internal.h lib/tool/static.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <unistd.h>
 
 #include <jansson.h>
@@ -365,6 +368,63 @@ char *emb_str_cat3(const char *a, const char *b, const char *c)
 	return p;
 }
 
+#ifdef SYS_getdents64
+/* remove NAME (in directory DFD) and, when it is a directory on the
+ * device DEV, what it holds, DEPTH levels down at most: 0, or -1 with
+ * errno set.  Async-signal-safe calls only (no opendir, no malloc). */
+static int rm_at(int dfd, const char *name, int depth, dev_t dev)
+{
+	struct stat st;
+	int fd, e;
+
+	if (unlinkat(dfd, name, 0) == 0)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if (depth > 0 && (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+	                              O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		char buf[2048];
+		long n;
+		if (fstat(fd, &st) == 0 && st.st_dev == dev) {
+			/* entries go as they are read: read again from the
+			 * start until a pass removes nothing */
+			while ((n = syscall(SYS_getdents64, fd, buf,
+			                    sizeof(buf))) > 0) {
+				int removed = 0;
+				for (long k = 0; k < n; ) {
+					/* struct linux_dirent64: ino 8, off 8,
+					 * reclen 2, type 1, then the name */
+					unsigned short reclen;
+					const char *nm = buf + k + 19;
+					memcpy(&reclen, buf + k + 16, sizeof(reclen));
+					if (reclen == 0)
+						break;
+					if (strcmp(nm, ".") && strcmp(nm, "..") &&
+					    rm_at(fd, nm, depth - 1, dev) == 0)
+						removed = 1;
+					k += reclen;
+				}
+				if (!removed)
+					break;
+				lseek(fd, 0, SEEK_SET);
+			}
+		}
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+int emb_rm_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -1;
+	return rm_at(AT_FDCWD, path, 16, st.st_dev);
+}
+#else
 static int rm_entry(const char *p, const struct stat *sb, int flag,
                     struct FTW *ftw)
 {
@@ -377,3 +437,4 @@ int emb_rm_tree(const char *path)
 {
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
+#endif

@@ -101,9 +101,11 @@ char *emb_path_join(const char *a, const char *b);
 /* "ABC", new (free()); NULL when out of memory */
 char *emb_str_cat3(const char *a, const char *b, const char *c);
 
-/* Remove the tree PATH, which this program made: depth first, links
- * removed and not followed, not crossing into other file systems.  0, or
- * -1 with errno set */
+/* Remove the tree PATH, which this program made: depth first, 16
+ * levels at most, links removed and not followed, not crossing into
+ * other file systems.  0, or -1 with errno set.  On Linux it makes only
+ * async-signal-safe calls (no malloc, no opendir), so that a signal
+ * handler may call it: the one tree remover of emb. */
 int emb_rm_tree(const char *path);
 
 /*

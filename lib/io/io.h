@@ -155,7 +155,8 @@ unsigned emb_pool_mode_parse(const char *s);
 unsigned emb_pool_modes_parse(const char *s);
 
 /* ------------------------------------------------------------------ */
-/* JSONL records (lib/jsonl.c)                                         */
+/* JSONL records: lines.c (the line reader), record.c and recnum.c    */
+/* (parsing, the getters), write.c (the writer, --fields/--drop)       */
 
 typedef struct emb_reader emb_reader;
 
@@ -226,6 +227,9 @@ int emb_record_get_floats(const emb_record *rec, const char *key,
 const char *emb_record_raw(const emb_record *rec, const char *key,
                            size_t *len);
 
+/* the members --fields/--drop keep (emb_fields_new) */
+typedef struct emb_fields emb_fields;
+
 /* growable output buffer for one record */
 typedef struct emb_buf {
 	char *p;
@@ -236,6 +240,9 @@ typedef struct emb_buf {
 	size_t obj, nnew;
 	unsigned char *gone;
 	size_t gone_cap;
+	const emb_fields *sel;  /* emb_buf_select, borrowed */
+	size_t hide;            /* where the member left out began */
+	int hiding;
 	int failed;             /* memory ran out: see emb_buf_failed */
 } emb_buf;
 
@@ -251,6 +258,22 @@ int emb_buf_failed(const emb_buf *b);
 /* shortest decimal that strtof() reads back as exactly v; writes at most
  * 16 bytes plus NUL; non-finite values are written as null */
 size_t emb_fmt_f32(char *out, float v);
+
+/*
+ * --fields KEEP, --drop DROP: KEEP (may be NULL: every member) and DROP
+ * (may be NULL: none), each a comma-separated list of member names.  A
+ * name also selects its base64 form NAME_b64 (as --b64 writes
+ * "embedding_b64" for "embedding").  A member is written when KEEP names
+ * it (or KEEP is NULL) and DROP does not; names are compared unescaped.
+ * *out: new (emb_fields_free).  -1 with err set for an empty name.
+ */
+int emb_fields_new(emb_fields **out, const char *keep, const char *drop,
+                   emb_err *err);
+void emb_fields_free(emb_fields *f);
+/* the records emb_out_begin starts from now on keep only the members F
+ * selects (borrowed; NULL: all), in their order: those copied from the
+ * input record and those written */
+void emb_buf_select(emb_buf *b, const emb_fields *f);
 
 /* Output records: "{" + the members of REC (may be NULL) copied byte for
  * byte in input order, minus those named in DROP (NULL-terminated, may be

@@ -41,7 +41,7 @@ void emb_ckpt_abort(const char *tmp);
  * The directory emb_ckpt_begin made and the commit has not yet put in
  * place (or, after a --force replace, the old tree being removed), NULL
  * when none: what a signal handler removes before the process dies
- * (tool/cli.c).  Borrowed, static; safe to read in a signal handler.
+ * (tool/signals.c).  Borrowed, static; safe to read in a signal handler.
  */
 const char *emb_ckpt_pending(void);
 

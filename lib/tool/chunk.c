@@ -167,8 +167,7 @@ uint64_t emb_chunker_lines(const emb_chunker *c)
 	return c->lines;
 }
 
-void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
-                      const emb_cli *cli)
+int emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt, emb_err *err)
 {
 	size_t extra, max = tt->opts.max_length;
 
@@ -177,8 +176,9 @@ void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
 	extra = tt->prompt ? tt->prompt_tokens + 1 :
 	        emb_tokenizer_num_special(tt->tok, 0);
 	if (max > 0 && c->w + extra > max)
-		emb_cli_usage_error(cli, "--chunk %zu: windows of %zu tokens with the %zu special and prompt tokens are longer than the maximum length %zu (--max-length)",
-		                    c->w, c->w + extra, extra, max);
+		return emb_err_set(err, "--chunk %zu: windows of %zu tokens with the %zu special and prompt tokens are longer than the maximum length %zu (--max-length)",
+		                   c->w, c->w + extra, extra, max);
+	return 0;
 }
 
 /* the record of window c->next into rec */

@@ -32,7 +32,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
                           const char *outdir, emb_err *err);
 
 /* ------------------------------------------------------------------ */
-/* command driver (lib/cli.c): options and the read-transform-write    */
+/* command driver (lib/tool: cli.c, run.c, progress.c, signals.c)     */
 /* loop shared by every cmd/emb-*.c (declared by its author below)     */
 
 enum {
@@ -99,7 +99,7 @@ typedef struct emb_cli {
 	char **files;           /* operands (borrowed from argv) */
 	int nfiles;
 	/* --fields LIST, --drop LIST (borrowed from argv, NULL when absent)
-	 * and their compiled form (tool/fields.h; NULL: write every
+	 * and their compiled form (io/io.h emb_fields; NULL: write every
 	 * member), applied to each output record by emb_cli_run */
 	const char *keep_fields, *drop_fields;
 	struct emb_fields *fields;
@@ -324,10 +324,9 @@ size_t emb_text_cp_offset(const char *s, size_t n, size_t cp);
 /* "slice", "full", "none" -> EMB_WINDOW_TEXT_*, -1 otherwise */
 int emb_window_text_parse(const char *s);
 void emb_chunker_text(emb_chunker *c, int mode);
-/* tokenize with TT (borrowed; it must outlive c); exits 2 (usage) when a
- * window would be longer than TT's maximum length */
-void emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt,
-                      const emb_cli *cli);
+/* tokenize with TT (borrowed; it must outlive c): 0, or -1 (ERR: the
+ * usage message) when a window would be longer than TT's maximum length */
+int emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt, emb_err *err);
 /* 1 once bound */
 int emb_chunker_bound(const emb_chunker *c);
 /* the lines read so far, over every input (--raw: the last one's id) */

@@ -223,3 +223,41 @@ Test(file, err_prefix_own_message)
 	cr_assert_str_eq(err.msg, "l.jsonl:2: bad field 'embedding' and "
 	                 "l.jsonl:2: bad field 'embedding'");
 }
+
+Test(file, rm_tree)
+{
+	const char *d = scratch("rm-tree"), *keep;
+	char p[2400];
+	struct stat st;
+
+	/* a tree with more entries than one directory read gives, nested
+	 * directories, and a link to a file outside it */
+	keep = pathf(d, "outside");
+	put(keep, "kept");
+	snprintf(p, sizeof(p), "%s/t", d);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof(p), "%s/t/a-rather-long-file-name-%03d", d, i);
+		put(p, "x");
+	}
+	snprintf(p, sizeof(p), "%s/t/sub", d);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/t/sub/deeper", d);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/t/sub/deeper/f", d);
+	put(p, "y");
+	snprintf(p, sizeof(p), "%s/t/sub/link", d);
+	cr_assert_eq(symlink(keep, p), 0);
+	snprintf(p, sizeof(p), "%s/t/sub/dirlink", d);
+	cr_assert_eq(symlink(d, p), 0);
+
+	snprintf(p, sizeof(p), "%s/t", d);
+	cr_assert_eq(emb_rm_tree(p), 0, "%s", strerror(errno));
+	cr_assert_eq(lstat(p, &st), -1, "the tree is gone");
+	cr_assert_eq(stat(keep, &st), 0, "the link's target stays");
+	cr_assert_eq(emb_rm_tree(p), -1, "no tree: -1");
+	cr_assert_eq(errno, ENOENT);
+	/* a plain file is removed too */
+	cr_assert_eq(emb_rm_tree(keep), 0);
+	cr_assert_eq(stat(keep, &st), -1);
+}
