@@ -1,9 +1,9 @@
 /*
- * cli.c - the command line of cmd/emb-*.c: messages and exits, the
- * option parser (the common options and the command's own), and the
+ * cli.c - the command line of cmd/emb-*.c: the option parser (the common options and the command's own), and the
  * text tokenization (prompts, default max length) that emb-tokenize and
- * emb-encode share.  The record loop is run.c, progress progress.c, the
- * signals signals.c (their shared parts: tool/driver.h).
+ * emb-encode share.  The messages and exits are msg.c, the record loop
+ * run.c, progress progress.c, the signals signals.c (their shared
+ * parts: tool/driver.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,67 +18,6 @@
 #include "tool/driver.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
-
-/* ------------------------------------------------------------------ */
-/* messages and exits                                                  */
-
-/* "PROG: KIND: MSG" on stderr, without the newline */
-static void vsay(const emb_cli *c, const char *kind, const char *fmt,
-                 va_list ap)
-{
-	fprintf(stderr, "%s: %s: ", c->prog, kind);
-	vfprintf(stderr, fmt, ap);
-}
-
-void emb_cli_usage_error(const emb_cli *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(c, "error", fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n", c->prog);
-	exit(EMB_EXIT_USAGE);
-}
-
-void emb_cli_die(const emb_cli *c, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: error: ", c->prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-void emb_cli_need_file(const emb_cli *c, const char *path, int stream)
-{
-	struct stat st;
-	emb_err err = { "" };
-	int fd;
-
-	if (!path || !strcmp(path, "-"))
-		return;
-	/* a FIFO is opened by its reader: its writer may come later */
-	if (stream && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
-		return;
-	if ((fd = emb_file_open(NULL, path, NULL, &err)) < 0)
-		emb_cli_die(c, EMB_EXIT_INPUT, "%s", err.msg);
-	close(fd);
-}
-
-void emb_cli_warn(const emb_cli *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(c, "warning", fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 int emb_cli_parse_int(long long *out, const char *s, long long min,
                       long long max, int suffix)

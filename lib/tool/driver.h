@@ -1,6 +1,7 @@
 /*
  * tool/driver.h - what the parts of the record driver share among
- * themselves (cli.c: options; run.c: the loop; progress.c; signals.c),
+ * themselves (cli.c: options; run.c: the loop; progress.c; signals.c;
+ * msg.c, the messages, is emb-tool.h's),
  * not for commands: they use emb-tool.h.
  * Layer tool.
  */

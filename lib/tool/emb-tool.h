@@ -32,7 +32,7 @@ int emb_synth_materialize(const char *recipe, const char *root,
                           const char *outdir, emb_err *err);
 
 /* ------------------------------------------------------------------ */
-/* command driver (lib/tool: cli.c, run.c, progress.c, signals.c)     */
+/* command driver (lib/tool: cli.c, msg.c, run.c, progress.c, signals.c) */
 /* loop shared by every cmd/emb-*.c (declared by its author below)     */
 
 enum {
