@@ -151,7 +151,7 @@ check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay bench-pr
 BENCH_BIN = bench/work/bin
 BENCH_PROGS = $(BENCH_BIN)/fma-peak $(BENCH_BIN)/runtime $(BENCH_BIN)/gemm-bench \
 	$(BENCH_BIN)/gemm-i8-bench $(BENCH_BIN)/search-bench $(BENCH_BIN)/pretok-regex \
-	$(BENCH_BIN)/unicode-cmp $(BENCH_BIN)/static-bench
+	$(BENCH_BIN)/unicode-cmp $(BENCH_BIN)/static-bench $(BENCH_BIN)/gemm-fwd
 bench-progs: $(BENCH_PROGS)
 $(BENCH_PROGS): lib/libemb.a $(HDR) config.mk
 	@mkdir -p $(BENCH_BIN)
@@ -164,6 +164,7 @@ $(BENCH_BIN)/search-bench: bench/search-bench.c
 $(BENCH_BIN)/pretok-regex: bench/pretok-regex.c
 $(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
 $(BENCH_BIN)/static-bench: bench/static-bench.c
+$(BENCH_BIN)/gemm-fwd: bench/gemm-fwd.c
 
 clean:
 	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \

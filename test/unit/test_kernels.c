@@ -134,6 +134,69 @@ Test(kernels, gemm_blocks_bitwise_independent)
 	free(x); free(w); free(b); free(wp); free(full); free(part);
 }
 
+/*
+ * Shapes at every edge of the SIMD kernels' blocking: rows around the
+ * register tiles (6) and the row block (96), columns around the panels
+ * (16), k around the k blocks (256, the last one taking up to 384).
+ */
+static const int edge_m[] = { 1, 5, 6, 7, 11, 12, 13, 95, 96, 97, 101, 193 };
+static const int edge_n[] = { 1, 8, 15, 16, 17, 31, 33, 48, 9, 64 };
+static const int edge_k[] = { 1, 7, 255, 256, 257, 383, 384, 385, 511, 512,
+                              513, 639, 640, 641, 768, 769, 1025 };
+
+/*
+ * Every SIMD GEMM against the FMA-order oracle bit for bit, as the
+ * header's contract says: acc = 0; acc = fma(x, w, acc) for k in order;
+ * y = acc + b.  Shapes at every blocking edge, ldx != k, ldy != n, with
+ * and without bias; nothing written past n.  Any change of the order of
+ * operations inside the kernels (k blocks, tiles) shows here.
+ */
+Test(kernels, gemm_simd_bitwise_fma_order)
+{
+	const emb_kernels *v[4];
+	int nv = tu_simd_variants(v);
+	int nm = (int)(sizeof edge_m / sizeof edge_m[0]);
+	int nn = (int)(sizeof edge_n / sizeof edge_n[0]);
+	int nk = (int)(sizeof edge_k / sizeof edge_k[0]);
+
+	if (!nv)
+		cr_skip_test("no SIMD kernels in this build or CPU");
+	for (int s = 0; s < nk * 3; s++) {
+		int m = edge_m[(s * 5) % nm], n = edge_n[(s * 3) % nn];
+		int kk = edge_k[s % nk], ldx = kk + 3, ldy = n + 2, bias = s & 1;
+		float *x = tu_rand_vec((size_t)m * ldx, 1.0f);
+		float *w = tu_rand_vec((size_t)n * kk, 1.0f);
+		float *b = tu_rand_vec((size_t)n, 1.0f);
+		float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+		float *want = malloc((size_t)m * ldy * sizeof(float));
+		float *y = malloc((size_t)m * ldy * sizeof(float));
+
+		cr_assert(wp && want && y);
+		emb_pack_weights(wp, w, n, kk);
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < ldy; j++) {
+				float acc = 0.0f;
+				for (int t = 0; j < n && t < kk; t++)
+					acc = fmaf(x[(size_t)i * ldx + t], w[(size_t)j * kk + t],
+					           acc);
+				want[(size_t)i * ldy + j] = j >= n ? -777.0f :
+				                            bias ? acc + b[j] : acc;
+			}
+		for (int i = 0; i < nv; i++) {
+			for (size_t e = 0; e < (size_t)m * ldy; e++)
+				y[e] = -777.0f;
+			v[i]->gemm(y, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
+			for (size_t e = 0; e < (size_t)m * ldy; e++)
+				cr_assert(!memcmp(&y[e], &want[e], sizeof(float)),
+				          "%s gemm m=%d n=%d k=%d bias=%d: y[%zu][%zu] = "
+				          "%.9g, the FMA order gives %.9g", v[i]->name, m, n,
+				          kk, bias, e / (size_t)ldy, e % (size_t)ldy, y[e],
+				          want[e]);
+		}
+		free(x); free(w); free(b); free(wp); free(want); free(y);
+	}
+}
+
 /* the row kernel of variant k for act (EMB_KACT_*), NULL for none */
 static void (*act_kernel(const emb_kernels *k, int act))(float *, int)
 {
@@ -151,46 +214,60 @@ static void (*act_kernel(const emb_kernels *k, int act))(float *, int)
  * bias; nothing written past n.  Values around +-4 so that every branch of
  * the activations (both signs, the erf clamp) is taken.
  */
+/* one shape of gemm_act_equals_gemm_then_act */
+static void check_act(const emb_kernels *k, int m, int n, int kk, int act,
+                      int bias)
+{
+	int ldx = kk + 1, ldy = n + 3;
+	float sc = 4.0f / sqrtf((float)kk);
+	float *x = tu_rand_vec((size_t)m * ldx, 2.0f);
+	float *w = tu_rand_vec((size_t)n * kk, sc);
+	float *b = tu_rand_vec((size_t)n, 2.0f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *y0 = malloc((size_t)m * ldy * sizeof(float));
+	float *y1 = malloc((size_t)m * ldy * sizeof(float));
+	void (*f)(float *, int) = act_kernel(k, act);
+
+	cr_assert(wp && y0 && y1);
+	emb_pack_weights(wp, w, n, kk);
+	for (size_t e = 0; e < (size_t)m * ldy; e++)
+		y0[e] = y1[e] = -777.0f;
+	k->gemm(y0, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
+	for (int r = 0; f && r < m; r++)
+		f(y0 + (size_t)r * ldy, n);
+	k->gemm_act(y1, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk, act);
+	cr_assert(!memcmp(y0, y1, (size_t)m * ldy * sizeof(float)),
+	          "%s gemm_act act=%d m=%d n=%d k=%d bias=%d differs "
+	          "from gemm + act", k->name, act, m, n, kk, bias);
+	for (int r = 0; r < m; r++)
+		for (int j = n; j < ldy; j++)
+			cr_assert_eq(y1[(size_t)r * ldy + j], -777.0f,
+			             "%s gemm_act wrote past n", k->name);
+	free(x); free(w); free(b); free(wp); free(y0); free(y1);
+}
+
 Test(kernels, gemm_act_equals_gemm_then_act)
 {
 	const emb_kernels *v[4];
 	int nv = tu_all_variants(v);
 	const int acts[] = { EMB_KACT_NONE, EMB_KACT_GELU, EMB_KACT_GELU_TANH,
 	                     EMB_KACT_RELU, 99 /* unknown: none */ };
+	int na = (int)(sizeof acts / sizeof acts[0]);
+	int nk = (int)(sizeof edge_k / sizeof edge_k[0]);
 
-	for (int i = 0; i < nv; i++)
+	for (int i = 0; i < nv; i++) {
 		for (size_t s = 0; s < sizeof(gemm_shapes) / sizeof(gemm_shapes[0]); s++)
-			for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
-				for (int bias = 0; bias < 2; bias++) {
-			int m = gemm_shapes[s][0], n = gemm_shapes[s][1], kk = gemm_shapes[s][2];
-			int ldx = kk + 1, ldy = n + 3;
-			float sc = 4.0f / sqrtf((float)kk);
-			float *x = tu_rand_vec((size_t)m * ldx, 2.0f);
-			float *w = tu_rand_vec((size_t)n * kk, sc);
-			float *b = tu_rand_vec((size_t)n, 2.0f);
-			float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
-			float *y0 = malloc((size_t)m * ldy * sizeof(float));
-			float *y1 = malloc((size_t)m * ldy * sizeof(float));
-			void (*f)(float *, int) = act_kernel(v[i], acts[a]);
-
-			cr_assert(wp && y0 && y1);
-			emb_pack_weights(wp, w, n, kk);
-			for (size_t e = 0; e < (size_t)m * ldy; e++)
-				y0[e] = y1[e] = -777.0f;
-			v[i]->gemm(y0, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
-			for (int r = 0; f && r < m; r++)
-				f(y0 + (size_t)r * ldy, n);
-			v[i]->gemm_act(y1, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk,
-			               acts[a]);
-			cr_assert(!memcmp(y0, y1, (size_t)m * ldy * sizeof(float)),
-			          "%s gemm_act act=%d m=%d n=%d k=%d bias=%d differs "
-			          "from gemm + act", v[i]->name, acts[a], m, n, kk, bias);
-			for (int r = 0; r < m; r++)
-				for (int j = n; j < ldy; j++)
-					cr_assert_eq(y1[(size_t)r * ldy + j], -777.0f,
-					             "%s gemm_act wrote past n", v[i]->name);
-			free(x); free(w); free(b); free(wp); free(y0); free(y1);
-				}
+			for (int a = 0; a < na; a++)
+				for (int bias = 0; bias < 2; bias++)
+					check_act(v[i], gemm_shapes[s][0], gemm_shapes[s][1],
+					          gemm_shapes[s][2], acts[a], bias);
+		/* the epilogue runs on the last k block only: every k block
+		 * edge, each activation in turn */
+		for (int s = 0; s < nk; s++)
+			check_act(v[i], edge_m[(s * 7) % (int)(sizeof edge_m / sizeof edge_m[0])],
+			          edge_n[(s * 3) % (int)(sizeof edge_n / sizeof edge_n[0])],
+			          edge_k[s], acts[s % na], s & 1);
+	}
 }
 
 /* the fused SIMD epilogues against the scalar oracle (erff, tanhf) */
