@@ -30,6 +30,7 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 STATIC_OBJ = lib/static/load.o lib/static/embed.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
+	lib/st/index.o lib/st/indexfile.o lib/st/query.o lib/st/topk.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
@@ -91,7 +92,7 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/fields.h \
-	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
+	lib/st/search.h lib/st/search-internal.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
 	lib/static/static-internal.h lib/tool/static.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
