@@ -7,7 +7,7 @@ include config.mk
 
 # the library, layer by layer (lib/README: which layer may include which)
 BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o \
-	lib/base/strmap.o
+	lib/base/strmap.o lib/base/grow.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
@@ -59,7 +59,8 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_heads.o test/unit/testutil.o test/unit/test_threadpool.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
-	test/unit/test_bf16.o test/unit/test_static.o test/unit/test_strmap.o
+	test/unit/test_bf16.o test/unit/test_static.o test/unit/test_strmap.o \
+	test/unit/test_grow.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -87,7 +88,7 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/base/strmap.h \
+	lib/base/strmap.h lib/base/grow.h \
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \

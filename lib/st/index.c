@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "st/search-internal.h"
 
 static const char *const prec_names[4] = { "f32", "f16", "int8", "binary" };
@@ -202,25 +203,6 @@ nomem:
 	return oom(err, ix->path);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need) {
-		if (c > SIZE_MAX / 2 / size)
-			return -1;
-		c *= 2;
-	}
-	if (!(q = realloc(*p, c * size)))
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* a window record's chunk and span (emb-encode --chunk) into w (3);
  * chunk -1 for a record that is not a window */
 static int window_of(int64_t *w, const emb_record *rec, emb_err *err)
@@ -286,7 +268,7 @@ int emb_ix_from_reader(emb_index **out, emb_reader *rd, const char *path,
 	*out = NULL;
 	if (!ix || !rec || !(ix->path = strdup(path ? path : "-")))
 		goto nomem;
-	if (grow((void **)&off, &ocap, 1, sizeof(*off)) < 0)
+	if (emb_grow(&off, &ocap, 1, sizeof(*off)) < 0)
 		goto nomem;
 	off[0] = 0;
 	while ((rc = emb_reader_next(rd, &line, &len, err)) != 0) {
@@ -322,7 +304,7 @@ int emb_ix_from_reader(emb_index **out, emb_reader *rd, const char *path,
 			goto fail;
 		}
 		if (ix->n >= INT32_MAX ||
-		    grow((void **)&v, &vcap, (ix->n + 1) * cols, sizeof(float)) < 0) {
+		    emb_grow(&v, &vcap, (ix->n + 1) * cols, sizeof(float)) < 0) {
 			free(row);
 			goto nomem;
 		}
@@ -332,12 +314,12 @@ int emb_ix_from_reader(emb_index **out, emb_reader *rd, const char *path,
 			idlen = (size_t)snprintf(num, sizeof(num), "%zu", ix->n);
 			id = num;
 		}
-		if (grow((void **)&ids, &icap, ilen + idlen + 1, 1) < 0 ||
-		    grow((void **)&off, &ocap, ix->n + 2, sizeof(*off)) < 0)
+		if (emb_grow(&ids, &icap, ilen + idlen + 1, 1) < 0 ||
+		    emb_grow(&off, &ocap, ix->n + 2, sizeof(*off)) < 0)
 			goto nomem;
 		memcpy(ids + ilen, id, idlen);
 		ilen += idlen;
-		if (grow((void **)&win, &wcap, 3 * (ix->n + 1), sizeof(*win)) < 0)
+		if (emb_grow(&win, &wcap, 3 * (ix->n + 1), sizeof(*win)) < 0)
 			goto nomem;
 		if (window_of(win + 3 * ix->n, rec, &e) < 0) {
 			emb_err_set(err, "%s:%zu: %s", emb_reader_name(rd),
