@@ -1,7 +1,7 @@
 # emb - POSIX Makefile; ./configure writes config.mk (compiler, flags, libs)
 .POSIX:
 .SUFFIXES:
-.SUFFIXES: .c .o
+.SUFFIXES: .c .o .po
 
 include config.mk
 
@@ -48,6 +48,7 @@ SO_MAJOR = 0
 SO_VERSION = 0.1.0
 SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(STATIC_OBJ) \
 	$(ST_OBJ)
+SO_PIC = $(SO_OBJ:.o=.po)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
@@ -98,7 +99,7 @@ HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/ke
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o
-$(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
+$(LIB_OBJ) $(SO_PIC) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
 
 # (rewritten only when the list changes: a Makefile edit rebuilds nothing)
 lib/nn/families.h: Makefile
@@ -106,24 +107,30 @@ lib/nn/families.h: Makefile
 	for f in $(NN_FAMILIES); do echo "EMB_FAMILY($$f)"; done; } > $@.tmp
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
+# libemb.a's objects are FILE.o, the shared library's FILE.po: the same
+# source, rules and flags, plus -fPIC (PIC, in the recipes that serve
+# both, says -fPIC for a .po target only)
+PIC = `case $@ in *.po) echo -fPIC ;; esac`
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
+.c.po:
+	$(CC) $(CFLAGS) $(CPPFLAGS) -fPIC -Ilib -c -o $@ $<
 
 # the SIMD kernels: one file per instruction set, each with its flags
-lib/kern/kernels_avx2.o: lib/kern/kernels_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx2.c
-lib/kern/kernels_avx512.o: lib/kern/kernels_avx512.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx512.c
-lib/kern/kernels_i8_avx2.o: lib/kern/kernels_i8_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
-lib/kern/kernels_i8_avx512.o: lib/kern/kernels_i8_avx512.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
-lib/kern/kernels_bf16_avx2.o: lib/kern/kernels_bf16_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
-lib/kern/kernels_i8_amx.o: lib/kern/kernels_i8_amx.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_amx.c
-lib/kern/kernels_bf16_amx.o: lib/kern/kernels_bf16_amx.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_amx.c
+lib/kern/kernels_avx2.o lib/kern/kernels_avx2.po: lib/kern/kernels_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_avx2.c
+lib/kern/kernels_avx512.o lib/kern/kernels_avx512.po: lib/kern/kernels_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_avx512.c
+lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx2.po: lib/kern/kernels_i8_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
+lib/kern/kernels_i8_avx512.o lib/kern/kernels_i8_avx512.po: lib/kern/kernels_i8_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
+lib/kern/kernels_bf16_avx2.o lib/kern/kernels_bf16_avx2.po: lib/kern/kernels_bf16_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
+lib/kern/kernels_i8_amx.o lib/kern/kernels_i8_amx.po: lib/kern/kernels_i8_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_amx.c
+lib/kern/kernels_bf16_amx.o lib/kern/kernels_bf16_amx.po: lib/kern/kernels_bf16_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_bf16_amx.c
 
 # every program: its own object and the library
 cmd/emb-tokenize: cmd/emb-tokenize.o
@@ -165,7 +172,7 @@ $(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
 $(BENCH_BIN)/static-bench: bench/static-bench.c
 
 clean:
-	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
+	rm -f lib/*/*.o lib/*/*.po lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
 	rm -rf test/tmp test/fuzz/build build/pic $(BENCH_BIN)
 
@@ -237,35 +244,16 @@ uninstall:
 # ---- the shared library ----------------------------------------------
 # lib/libemb.so.$(SO_VERSION), soname libemb.so.$(SO_MAJOR): the layers
 # below lib/tool/ (all lib/emb.h needs), compiled a second time with
-# -fPIC into build/pic/, so that the normal build and libemb.a are
-# untouched; build/pic/Makefile (generated from SO_OBJ) has one rule per
-# object, so make -j and rebuilding only what changed work there too.
-# Only the lib/emb.h functions are exported (lib/libemb.map).
+# -fPIC as FILE.po beside each FILE.o (the rules above), so that
+# libemb.a is untouched and a change of CFLAGS or of a header rebuilds
+# both.  Only the lib/emb.h functions are exported (lib/libemb.map).
 
 shared: lib/libemb.so.$(SO_VERSION)
 
-build/pic/Makefile: Makefile config.mk
-	mkdir -p build/pic
-	{ echo '# generated by the top Makefile: the shared library objects'; \
-	  echo 'include config.mk'; \
-	  printf 'PIC_OBJ ='; \
-	  for o in $(SO_OBJ); do printf ' build/pic/%s' $$o; done; echo; \
-	  printf 'lib/libemb.so.$(SO_VERSION): $$(PIC_OBJ) lib/libemb.map\n'; \
-	  printf '\t$$(CC) -shared -Wl,-soname,libemb.so.$(SO_MAJOR) -Wl,--version-script=lib/libemb.map $$(LDFLAGS) -o $$@ $$(PIC_OBJ) $$(LDLIBS)\n'; \
-	  for o in $(SO_OBJ); do \
-		case $$o in \
-		*_i8_avx512.o) f='$$(VNNI_CFLAGS)' ;; \
-		*_amx.o) f='$$(AMX_CFLAGS)' ;; \
-		*_avx2.o) f='$$(AVX2_CFLAGS)' ;; \
-		*_avx512.o) f='$$(AVX512_CFLAGS)' ;; \
-		*) f= ;; \
-		esac; \
-		printf 'build/pic/%s: %s $(HDR) config.mk\n\t@mkdir -p %s\n\t$$(CC) $$(CFLAGS) $$(CPPFLAGS) %s -fPIC -Ilib -c -o $$@ %s\n' \
-			$$o $${o%.o}.c $$(dirname build/pic/$$o) "$$f" $${o%.o}.c; \
-	  done; } > $@
-
-lib/libemb.so.$(SO_VERSION): build/pic/Makefile $(SO_OBJ) lib/libemb.map
-	$(MAKE) -f build/pic/Makefile lib/libemb.so.$(SO_VERSION)
+lib/libemb.so.$(SO_VERSION): $(SO_PIC) lib/libemb.map
+	$(CC) -shared -Wl,-soname,libemb.so.$(SO_MAJOR) \
+		-Wl,--version-script=lib/libemb.map $(LDFLAGS) -o $@ $(SO_PIC) \
+		$(LDLIBS)
 	ln -sf libemb.so.$(SO_VERSION) lib/libemb.so.$(SO_MAJOR)
 	ln -sf libemb.so.$(SO_MAJOR) lib/libemb.so
 
