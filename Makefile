@@ -1,19 +1,19 @@
 # emb - POSIX Makefile; ./configure writes config.mk (compiler, flags, libs)
 .POSIX:
 .SUFFIXES:
-.SUFFIXES: .c .o
+.SUFFIXES: .c .o .po
 
 include config.mk
 
 # the library, layer by layer (lib/README: which layer may include which)
 BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o \
-	lib/base/strmap.o lib/base/utf8.o
+	lib/base/strmap.o lib/base/utf8.o lib/base/grow.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
 	lib/kern/kernels_bf16_avx512.o lib/kern/kernels_i8_amx.o \
 	lib/kern/kernels_bf16_amx.o $(SIMD_OBJ)
-IO_OBJ = lib/io/safetensors.o lib/io/hub.o lib/io/stconfig.o lib/io/lines.o \
+IO_OBJ = lib/io/safetensors.o lib/io/tensorval.o lib/io/hub.o lib/io/stconfig.o lib/io/lines.o \
 	lib/io/record.o lib/io/recnum.o lib/io/write.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
@@ -31,6 +31,7 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 STATIC_OBJ = lib/static/load.o lib/static/embed.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
+	lib/st/index.o lib/st/indexfile.o lib/st/query.o lib/st/topk.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/msg.o lib/tool/run.o lib/tool/progress.o \
 	lib/tool/signals.o lib/tool/outwrite.o lib/tool/mask.o \
@@ -49,6 +50,7 @@ SO_MAJOR = 0
 SO_VERSION = 0.1.0
 SO_OBJ = $(BASE_OBJ) $(KERN_OBJ) $(IO_OBJ) $(TOK_OBJ) $(NN_OBJ) $(STATIC_OBJ) \
 	$(ST_OBJ)
+SO_PIC = $(SO_OBJ:.o=.po)
 
 BINS = cmd/emb-tokenize cmd/emb-encode cmd/emb-pool cmd/emb-validate \
 	cmd/emb-rerank cmd/emb-quantize cmd/emb-search
@@ -61,7 +63,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
 	test/unit/test_bf16.o test/unit/test_static.o test/unit/test_strmap.o \
-	test/unit/test_utf8.o
+	test/unit/test_utf8.o test/unit/test_grow.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -89,17 +91,17 @@ lib/libemb.a: $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
-	lib/base/strmap.h lib/base/utf8.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/record.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/base/strmap.h lib/base/utf8.h lib/base/grow.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/driver.h \
-	lib/st/search.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
+	lib/st/search.h lib/st/search-internal.h lib/st/embed.h lib/nn/families.h lib/static/static.h \
 	lib/static/static-internal.h lib/tool/static.h
 CMD_OBJ = cmd/emb-tokenize.o cmd/emb-encode.o cmd/emb-pool.o \
 	cmd/emb-validate.o cmd/emb-rerank.o cmd/emb-quantize.o cmd/emb-search.o \
 	test/emb-synth.o
-$(LIB_OBJ) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
+$(LIB_OBJ) $(SO_PIC) $(UNIT_OBJ) $(CMD_OBJ) $(FUZZ_REPLAY_OBJ): $(HDR) config.mk
 
 # (rewritten only when the list changes: a Makefile edit rebuilds nothing)
 lib/nn/families.h: Makefile
@@ -107,24 +109,30 @@ lib/nn/families.h: Makefile
 	for f in $(NN_FAMILIES); do echo "EMB_FAMILY($$f)"; done; } > $@.tmp
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
+# libemb.a's objects are FILE.o, the shared library's FILE.po: the same
+# source, rules and flags, plus -fPIC (PIC, in the recipes that serve
+# both, says -fPIC for a .po target only)
+PIC = `case $@ in *.po) echo -fPIC ;; esac`
 .c.o:
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Ilib -c -o $@ $<
+.c.po:
+	$(CC) $(CFLAGS) $(CPPFLAGS) -fPIC -Ilib -c -o $@ $<
 
 # the SIMD kernels: one file per instruction set, each with its flags
-lib/kern/kernels_avx2.o: lib/kern/kernels_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx2.c
-lib/kern/kernels_avx512.o: lib/kern/kernels_avx512.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_avx512.c
-lib/kern/kernels_i8_avx2.o: lib/kern/kernels_i8_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
-lib/kern/kernels_i8_avx512.o: lib/kern/kernels_i8_avx512.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
-lib/kern/kernels_bf16_avx2.o: lib/kern/kernels_bf16_avx2.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
-lib/kern/kernels_i8_amx.o: lib/kern/kernels_i8_amx.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_i8_amx.c
-lib/kern/kernels_bf16_amx.o: lib/kern/kernels_bf16_amx.c
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) -Ilib -c -o $@ lib/kern/kernels_bf16_amx.c
+lib/kern/kernels_avx2.o lib/kern/kernels_avx2.po: lib/kern/kernels_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_avx2.c
+lib/kern/kernels_avx512.o lib/kern/kernels_avx512.po: lib/kern/kernels_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX512_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_avx512.c
+lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx2.po: lib/kern/kernels_i8_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_avx2.c
+lib/kern/kernels_i8_avx512.o lib/kern/kernels_i8_avx512.po: lib/kern/kernels_i8_avx512.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(VNNI_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_avx512.c
+lib/kern/kernels_bf16_avx2.o lib/kern/kernels_bf16_avx2.po: lib/kern/kernels_bf16_avx2.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AVX2_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_bf16_avx2.c
+lib/kern/kernels_i8_amx.o lib/kern/kernels_i8_amx.po: lib/kern/kernels_i8_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_i8_amx.c
+lib/kern/kernels_bf16_amx.o lib/kern/kernels_bf16_amx.po: lib/kern/kernels_bf16_amx.c
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(AMX_CFLAGS) $(PIC) -Ilib -c -o $@ lib/kern/kernels_bf16_amx.c
 
 # every program: its own object and the library
 cmd/emb-tokenize: cmd/emb-tokenize.o
@@ -167,7 +175,7 @@ $(BENCH_BIN)/static-bench: bench/static-bench.c
 $(BENCH_BIN)/gemm-fwd: bench/gemm-fwd.c
 
 clean:
-	rm -f lib/*/*.o lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
+	rm -f lib/*/*.o lib/*/*.po lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \
 		test/unit/units $(TEST_TOOLS) test/fuzz/replay $(FUZZ_REPLAY_OBJ)
 	rm -rf test/tmp test/fuzz/build build/pic $(BENCH_BIN)
 
@@ -239,35 +247,16 @@ uninstall:
 # ---- the shared library ----------------------------------------------
 # lib/libemb.so.$(SO_VERSION), soname libemb.so.$(SO_MAJOR): the layers
 # below lib/tool/ (all lib/emb.h needs), compiled a second time with
-# -fPIC into build/pic/, so that the normal build and libemb.a are
-# untouched; build/pic/Makefile (generated from SO_OBJ) has one rule per
-# object, so make -j and rebuilding only what changed work there too.
-# Only the lib/emb.h functions are exported (lib/libemb.map).
+# -fPIC as FILE.po beside each FILE.o (the rules above), so that
+# libemb.a is untouched and a change of CFLAGS or of a header rebuilds
+# both.  Only the lib/emb.h functions are exported (lib/libemb.map).
 
 shared: lib/libemb.so.$(SO_VERSION)
 
-build/pic/Makefile: Makefile config.mk
-	mkdir -p build/pic
-	{ echo '# generated by the top Makefile: the shared library objects'; \
-	  echo 'include config.mk'; \
-	  printf 'PIC_OBJ ='; \
-	  for o in $(SO_OBJ); do printf ' build/pic/%s' $$o; done; echo; \
-	  printf 'lib/libemb.so.$(SO_VERSION): $$(PIC_OBJ) lib/libemb.map\n'; \
-	  printf '\t$$(CC) -shared -Wl,-soname,libemb.so.$(SO_MAJOR) -Wl,--version-script=lib/libemb.map $$(LDFLAGS) -o $$@ $$(PIC_OBJ) $$(LDLIBS)\n'; \
-	  for o in $(SO_OBJ); do \
-		case $$o in \
-		*_i8_avx512.o) f='$$(VNNI_CFLAGS)' ;; \
-		*_amx.o) f='$$(AMX_CFLAGS)' ;; \
-		*_avx2.o) f='$$(AVX2_CFLAGS)' ;; \
-		*_avx512.o) f='$$(AVX512_CFLAGS)' ;; \
-		*) f= ;; \
-		esac; \
-		printf 'build/pic/%s: %s $(HDR) config.mk\n\t@mkdir -p %s\n\t$$(CC) $$(CFLAGS) $$(CPPFLAGS) %s -fPIC -Ilib -c -o $$@ %s\n' \
-			$$o $${o%.o}.c $$(dirname build/pic/$$o) "$$f" $${o%.o}.c; \
-	  done; } > $@
-
-lib/libemb.so.$(SO_VERSION): build/pic/Makefile $(SO_OBJ) lib/libemb.map
-	$(MAKE) -f build/pic/Makefile lib/libemb.so.$(SO_VERSION)
+lib/libemb.so.$(SO_VERSION): $(SO_PIC) lib/libemb.map
+	$(CC) -shared -Wl,-soname,libemb.so.$(SO_MAJOR) \
+		-Wl,--version-script=lib/libemb.map $(LDFLAGS) -o $@ $(SO_PIC) \
+		$(LDLIBS)
 	ln -sf libemb.so.$(SO_VERSION) lib/libemb.so.$(SO_MAJOR)
 	ln -sf libemb.so.$(SO_MAJOR) lib/libemb.so
 

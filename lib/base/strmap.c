@@ -24,6 +24,18 @@ uint64_t emb_str_hash(const char *s)
 	return h;
 }
 
+uint64_t emb_mem_hash(const void *s, size_t n)
+{
+	const unsigned char *p = s;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 /* twice the buckets (64 at first), the chains moved over */
 static int grow(emb_strmap *m)
 {
@@ -74,6 +86,13 @@ static emb_strmap_ent **find(const emb_strmap *m, const char *key)
 		if ((*pp)->hash == h && !strcmp((*pp)->key, key))
 			return pp;
 	return NULL;
+}
+
+void *emb_strmap_get(const emb_strmap *m, const char *key)
+{
+	emb_strmap_ent **pp = find(m, key);
+
+	return pp ? (*pp)->val : NULL;
 }
 
 int emb_strmap_has(const emb_strmap *m, const char *key)

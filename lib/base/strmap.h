@@ -17,11 +17,15 @@ typedef struct emb_strmap {
 	size_t cap, n;
 } emb_strmap;
 
-/* the 64-bit FNV-1a hash of S */
+/* the 64-bit FNV-1a hash of S; of the N bytes at S (not NUL-terminated:
+ * the same value as emb_str_hash of those bytes as a string) */
 uint64_t emb_str_hash(const char *s);
+uint64_t emb_mem_hash(const void *s, size_t n);
 /* add KEY (copied) -> VAL (borrowed) in front of any entry of the same
  * key; 0, or -1 when out of memory (M unchanged) */
 int emb_strmap_put(emb_strmap *m, const char *key, void *val);
+/* KEY's latest value (borrowed), or NULL when there is none */
+void *emb_strmap_get(const emb_strmap *m, const char *key);
 /* 1 when KEY is in M */
 int emb_strmap_has(const emb_strmap *m, const char *key);
 /* remove KEY's latest entry: its value, or NULL when there is none */

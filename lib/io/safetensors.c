@@ -5,7 +5,8 @@
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...,
  *  "__metadata__": {"k": "v"}}, then the data section; offsets are
  * relative to the data section.  Every field is checked against the file
- * size before anything points into the map.
+ * size before anything points into the map.  The tensors' values (to
+ * float, the finite check) are read in tensorval.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "io/io.h"
+#include "io/safetensors-internal.h"
 
 #define HEADER_MAX ((uint64_t)100 << 20)   /* 100 MiB of JSON is plenty */
 #define INDEX_MAX ((size_t)100 << 20)
@@ -83,9 +85,7 @@ static int dtype_parse(emb_dtype *out, const char *s)
 	return -1;
 }
 
-/* a name fit for a one-line message: control bytes become '?', long
- * names are cut (buf must hold 132 bytes) */
-static const char *shown(char *buf, const char *s)
+const char *emb_st_shown(char *buf, const char *s)
 {
 	size_t i, n = 0;
 
@@ -206,50 +206,50 @@ static int parse_entry(emb_tensor *t, uint64_t *b, uint64_t *e,
 
 	if (!json_is_object(v))
 		return emb_err_set(err, "%s: tensor '%s': entry is not a JSON object",
-		                   path, shown(nb, name));
+		                   path, emb_st_shown(nb, name));
 	if (!json_is_string(dt))
 		return emb_err_set(err, "%s: tensor '%s': field 'dtype' must be a string",
-		                   path, shown(nb, name));
+		                   path, emb_st_shown(nb, name));
 	if (dtype_parse(&t->dtype, json_string_value(dt))) {
 		char db[132];
 		return emb_err_set(err, "%s: tensor '%s': unknown dtype '%s'",
-		                   path, shown(nb, name), shown(db, json_string_value(dt)));
+		                   path, emb_st_shown(nb, name), emb_st_shown(db, json_string_value(dt)));
 	}
 	if (!json_is_array(sh))
 		return emb_err_set(err, "%s: tensor '%s': field 'shape' must be an array "
-		                   "of non-negative integers", path, shown(nb, name));
+		                   "of non-negative integers", path, emb_st_shown(nb, name));
 	if (json_array_size(sh) > EMB_MAX_DIMS)
 		return emb_err_set(err, "%s: tensor '%s': shape has %zu dimensions "
-		                   "(at most %d supported)", path, shown(nb, name),
+		                   "(at most %d supported)", path, emb_st_shown(nb, name),
 		                   json_array_size(sh), EMB_MAX_DIMS);
 	t->ndim = (int)json_array_size(sh);
 	for (i = 0; i < json_array_size(sh); i++) {
 		uint64_t d;
 		if (get_u64(&d, json_array_get(sh, i)))
 			return emb_err_set(err, "%s: tensor '%s': field 'shape' must be an "
-			                   "array of non-negative integers", path, shown(nb, name));
+			                   "array of non-negative integers", path, emb_st_shown(nb, name));
 		t->shape[i] = (int64_t)d;
 	}
 	for (i = 0; i < (size_t)t->ndim; i++) {
 		uint64_t d = (uint64_t)t->shape[i];
 		if (d && numel > (uint64_t)INT64_MAX / d)
 			return emb_err_set(err, "%s: tensor '%s': shape product overflows",
-			                   path, shown(nb, name));
+			                   path, emb_st_shown(nb, name));
 		numel *= d;
 	}
 	sz = dtype_sizes[t->dtype];
 	if (numel > SIZE_MAX / sz || numel > UINT64_MAX / sz)
 		return emb_err_set(err, "%s: tensor '%s': shape product overflows",
-		                   path, shown(nb, name));
+		                   path, emb_st_shown(nb, name));
 	t->numel = (int64_t)numel;
 	t->nbytes = (size_t)(numel * sz);
 	if (!json_is_array(off) || json_array_size(off) != 2 ||
 	    get_u64(b, json_array_get(off, 0)) || get_u64(e, json_array_get(off, 1)))
 		return emb_err_set(err, "%s: tensor '%s': field 'data_offsets' must be "
-		                   "[begin, end] (non-negative integers)", path, shown(nb, name));
+		                   "[begin, end] (non-negative integers)", path, emb_st_shown(nb, name));
 	if (*e < *b)
 		return emb_err_set(err, "%s: tensor '%s': data_offsets [%llu, %llu] end "
-		                   "before begin", path, shown(nb, name),
+		                   "before begin", path, emb_st_shown(nb, name),
 		                   (unsigned long long)*b, (unsigned long long)*e);
 	return 0;
 }
@@ -359,7 +359,7 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 		if (rg[i].e > dsize) {
 			emb_err_set(err, "%s: tensor '%s': data_offsets [%llu, %llu] outside "
 			            "the data section (%llu bytes)", sh->path,
-			            shown(nb, t->name), (unsigned long long)rg[i].b,
+			            emb_st_shown(nb, t->name), (unsigned long long)rg[i].b,
 			            (unsigned long long)rg[i].e, (unsigned long long)dsize);
 			goto fail;
 		}
@@ -372,7 +372,7 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 			sb[n < sizeof(sb) ? n : sizeof(sb) - 1] = 0;
 			emb_err_set(err, "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu "
 			            "bytes, but %s [%s] needs %zu", sh->path,
-			            shown(nb, t->name), (unsigned long long)rg[i].b,
+			            emb_st_shown(nb, t->name), (unsigned long long)rg[i].b,
 			            (unsigned long long)rg[i].e,
 			            (unsigned long long)(rg[i].e - rg[i].b),
 			            dtype_names[t->dtype], sb, t->nbytes);
@@ -391,9 +391,9 @@ static int parse_shard(emb_safetensors *st, shard *sh, emb_err *err)
 			if (have && rg[i].b < end) {
 				emb_tensor *a = &st->t[owner], *t = &st->t[rg[i].idx];
 				emb_err_set(err, "%s: tensor '%s': data_offsets [%llu, %llu] "
-				            "overlap tensor '%s'", sh->path, shown(nb, t->name),
+				            "overlap tensor '%s'", sh->path, emb_st_shown(nb, t->name),
 				            (unsigned long long)rg[i].b,
-				            (unsigned long long)rg[i].e, shown(nb2, a->name));
+				            (unsigned long long)rg[i].e, emb_st_shown(nb2, a->name));
 				goto fail;
 			}
 			end = rg[i].e;
@@ -473,7 +473,7 @@ static int build_index(emb_safetensors *st, const char *path, emb_err *err)
 		if (!strcmp(a->name, b->name)) {
 			char nb[132];
 			return emb_err_set(err, "%s: tensor '%s' appears in both %s and %s",
-			                   path, shown(nb, a->name), a->file, b->file);
+			                   path, emb_st_shown(nb, a->name), a->file, b->file);
 		}
 	}
 	return 0;
@@ -521,7 +521,7 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 		const char *f = json_string_value(v);
 		if (!json_is_string(v) || !emb_relpath_ok(f, 0)) {
 			emb_err_set(err, "%s: field 'weight_map': tensor '%s' must map to a "
-			            "relative file name", index, shown(nb, key));
+			            "relative file name", index, emb_st_shown(nb, key));
 			free(dir);
 			goto out;
 		}
@@ -565,7 +565,7 @@ static int open_sharded(emb_safetensors *st, const char *index, emb_err *err)
 		if (!t || a < b || strcmp(t->file + a - b, f) ||
 		    (a > b && t->file[a - b - 1] != '/')) {
 			emb_err_set(err, "%s: tensor '%s' is missing from shard %s",
-			            index, shown(nb, key), f);
+			            index, emb_st_shown(nb, key), f);
 			goto out;
 		}
 	}
@@ -718,177 +718,6 @@ const char *emb_safetensors_meta(const emb_safetensors *st, const char *key)
 		if (!strcmp(st->meta[2 * i], key))
 			return st->meta[2 * i + 1];
 	return NULL;
-}
-
-/* IEEE half -> float, exact (subnormals, inf, nan payload kept) */
-static float f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t ex = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
-	float f;
-
-	if (ex == 0x1f) {
-		u = sign | 0x7f800000u | (man << 13);
-	} else if (ex) {
-		u = sign | ((ex + 112) << 23) | (man << 13);
-	} else if (!man) {
-		u = sign;
-	} else {        /* subnormal: man * 2^-24, renormalize */
-		uint32_t e = 113;
-		while (!(man & 0x400u)) {
-			man <<= 1;
-			e--;
-		}
-		u = sign | (e << 23) | ((man & 0x3ffu) << 13);
-	}
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint16_t ld16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-/*
- * Non-finite weights: a NaN or infinity in a checkpoint (a flipped bit,
- * a diverged training run) either spreads through every vector or, worse,
- * is absorbed by a clamp or a max and leaves finite but wrong ones, so
- * models refuse them at load.  Blocks of 4096 elements are OR-reduced
- * (vectorizable); only a bad block is searched for the element.
- */
-static inline uint32_t ld32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-/* index of the first element of p (n elements of W = 2 or 4 bytes) whose
- * exponent bits EX are all ones, n if none; *is_nan: that one is a NaN */
-static size_t first_nonfinite(const unsigned char *p, size_t n, size_t w,
-                              uint32_t ex, int *is_nan)
-{
-	const size_t blk = 4096;
-	uint32_t mag = w == 4 ? 0x7fffffffu : 0x7fffu;
-
-	*is_nan = 0;
-	for (size_t b = 0; b < n; b += blk) {
-		size_t e = n - b < blk ? n - b : blk;
-		unsigned bad = 0;
-		if (w == 4)
-			for (size_t i = 0; i < e; i++)
-				bad |= (ld32(p + 4 * (b + i)) & ex) == ex;
-		else
-			for (size_t i = 0; i < e; i++)
-				bad |= (ld16(p + 2 * (b + i)) & ex) == ex;
-		if (!bad)
-			continue;
-		for (size_t i = b; i < b + e; i++) {
-			uint32_t u = w == 4 ? ld32(p + 4 * i) : ld16(p + 2 * i);
-			if ((u & ex) == ex) {
-				*is_nan = (u & mag) != ex;
-				return i;
-			}
-		}
-	}
-	return n;
-}
-
-int emb_tensor_check_finite(const emb_tensor *t, emb_err *err)
-{
-	char nb[132];
-	size_t n = (size_t)t->numel, i = n;
-	int is_nan = 0;
-
-	switch (t->dtype) {
-	case EMB_DT_F32:
-		i = first_nonfinite(t->data, n, 4, 0x7f800000u, &is_nan);
-		break;
-	case EMB_DT_F16:
-		i = first_nonfinite(t->data, n, 2, 0x7c00u, &is_nan);
-		break;
-	case EMB_DT_BF16:
-		i = first_nonfinite(t->data, n, 2, 0x7f80u, &is_nan);
-		break;
-	case EMB_DT_F64:
-		for (i = 0; i < n; i++) {
-			const unsigned char *q = (const unsigned char *)t->data + 8 * i;
-			uint32_t hi = (uint32_t)q[4] | (uint32_t)q[5] << 8 |
-			              (uint32_t)q[6] << 16 | (uint32_t)q[7] << 24;
-			uint32_t lo = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
-			              (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-			if ((hi & 0x7ff00000u) == 0x7ff00000u) {
-				is_nan = (hi & 0xfffffu) || lo;
-				break;
-			}
-		}
-		break;
-	default:
-		return 0;
-	}
-	if (i < n)
-		return emb_err_set(err, "%s: tensor '%s': element %zu is %s "
-		                   "(weights must be finite)",
-		                   t->file ? t->file : "safetensors",
-		                   shown(nb, t->name ? t->name : ""), i,
-		                   is_nan ? "NaN" : "infinite");
-	return 0;
-}
-
-int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err)
-{
-	for (size_t i = 0; i < st->n; i++)
-		if (emb_tensor_check_finite(&st->t[i], err) < 0)
-			return -1;
-	return 0;
-}
-
-int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)
-{
-	const unsigned char *p = t->data;
-	size_t n = (size_t)t->numel, i;
-
-	switch (t->dtype) {
-	case EMB_DT_F32:
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		if (n)
-			memcpy(out, p, n * 4);
-#else
-		for (i = 0; i < n; i++) {
-			uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-			             (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
-			memcpy(&out[i], &u, 4);
-		}
-#endif
-		return 0;
-	case EMB_DT_F16:
-		for (i = 0; i < n; i++)
-			out[i] = f16_to_f32(ld16(p + 2 * i));
-		return 0;
-	case EMB_DT_BF16:
-		for (i = 0; i < n; i++) {
-			uint32_t u = (uint32_t)ld16(p + 2 * i) << 16;
-			memcpy(&out[i], &u, 4);
-		}
-		return 0;
-	case EMB_DT_F64:
-		for (i = 0; i < n; i++) {
-			uint64_t u = 0;
-			double d;
-			for (int k = 0; k < 8; k++)
-				u |= (uint64_t)p[8 * i + k] << (8 * k);
-			memcpy(&d, &u, 8);
-			out[i] = (float)d;
-		}
-		return 0;
-	default: {
-		char nb[132];
-		return emb_err_set(err, "%s: tensor '%s': dtype %s is not a float type",
-		                   t->file ? t->file : "safetensors",
-		                   shown(nb, t->name ? t->name : ""),
-		                   emb_dtype_name(t->dtype) ? emb_dtype_name(t->dtype) : "?");
-	}
-	}
 }
 
 void emb_safetensors_write_header(FILE *f, const char *htext)

@@ -1,7 +1,7 @@
 /*
  * amx.h - the tile configuration both AMX kernels use
  * (kernels_i8_amx.c, kernels_bf16_amx.c), for files built with
- * $(AMX_CFLAGS) only.
+ * $(AMX_CFLAGS) only.  Private to lib/kern/.
  *
  * Tiles 0-3: the accumulators of a 32-row x 2-panel block (0: rows
  * 0-15 x panel 0, 1: rows 0-15 x panel 1, 2: rows 16-31 x panel 0, 3:

@@ -92,6 +92,15 @@ static void build(void)
 				tables[T_AMX].hamming8 = emb_kernels_avx2.hamming8;
 	}
 #endif
+	/* the search scan of the AVX-512 tables: AVX2's (every AVX-512 CPU
+	 * has AVX2) */
+	for (int t = 0; t < T_N; t++)
+		if (usable[t] && !tables[t].find_ge)
+#ifdef EMB_HAVE_AVX2
+			tables[t].find_ge = emb_kernels_avx2.find_ge;
+#else
+			tables[t].find_ge = emb_kernels_scalar.find_ge;
+#endif
 	/* bf16 */
 	make_bf16(T_SCALAR, emb_gemm_bf16_scalar, "scalar");
 	make_bf16(T_AVX2, NULL, NULL);

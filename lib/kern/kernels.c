@@ -187,6 +187,17 @@ static void dot4_scalar(float *y, const float *q, const float *const *x,
 		y[c] = acc[c];
 }
 
+// row (n) [* inv (n)] -> the first index of a value >= bar or not finite
+static int find_ge_scalar(const float *row, const float *inv, int n, float bar)
+{
+	for (int i = 0; i < n; i++) {
+		float x = inv ? row[i] * inv[i] : row[i];
+		if (x >= bar || !isfinite(x))
+			return i;
+	}
+	return n;
+}
+
 /* ---- end of the vector search kernels ---- */
 
 const emb_kernels emb_kernels_scalar = {
@@ -203,4 +214,5 @@ const emb_kernels emb_kernels_scalar = {
 	.axpy = axpy_scalar,
 	.hamming8 = hamming8_scalar,
 	.dot4 = dot4_scalar,
+	.find_ge = find_ge_scalar,
 };

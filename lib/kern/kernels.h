@@ -104,6 +104,13 @@ typedef struct emb_kernels {
 	 */
 	void (*dot4)(float *y, const float *q, const float *const *x,
 	             size_t inc, int n);
+	/*
+	 * The first i in [0, n) whose x = row[i] * inv[i] (row[i] when inv is
+	 * NULL; one float multiply, as the caller computes it) is >= bar or
+	 * not finite (infinite or NaN); n when there is none.  The scan of a
+	 * full top-k heap: only such a score can enter (or needs a second look).
+	 */
+	int (*find_ge)(const float *row, const float *inv, int n, float bar);
 	/* ---- end of the vector search kernels ---- */
 
 	/* int8 (qkernels.h), set in the tables emb_kernels_get returns

@@ -403,6 +403,33 @@ static void dot4_fma(float *y, const float *q, const float *const *x,
 	_mm_storeu_ps(y, acc);
 }
 
+// row (n) [* inv (n)] -> the first index of a value >= bar or not finite;
+// eight lanes at a time: x >= bar (ordered), or |x| not below infinity
+// (infinite, or unordered: NaN)
+static int find_ge_avx2(const float *row, const float *inv, int n, float bar)
+{
+	const __m256 b = _mm256_set1_ps(bar), inf = _mm256_set1_ps(INFINITY);
+	const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 x = _mm256_loadu_ps(row + i);
+		if (inv)
+			x = _mm256_mul_ps(x, _mm256_loadu_ps(inv + i));
+		int m = _mm256_movemask_ps(_mm256_or_ps(
+			_mm256_cmp_ps(x, b, _CMP_GE_OQ),
+			_mm256_cmp_ps(_mm256_and_ps(x, mag), inf, _CMP_NLT_UQ)));
+		if (m)
+			return i + __builtin_ctz((unsigned)m);
+	}
+	for (; i < n; i++) {
+		float x = inv ? row[i] * inv[i] : row[i];
+		if (x >= bar || !isfinite(x))
+			return i;
+	}
+	return n;
+}
+
 /* ---- end of the vector search kernels ---- */
 
 const emb_kernels emb_kernels_avx2 = {
@@ -419,6 +446,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.axpy = axpy_avx2,
 	.hamming8 = hamming8_avx2,
 	.dot4 = dot4_fma,
+	.find_ge = find_ge_avx2,
 };
 
 #else

@@ -1,6 +1,7 @@
 /*
  * search.h - exact and quantized top-k search over a vector index
- * (lib/st/search.c), the library behind emb-search.
+ * (lib/st/: index.c, indexfile.c, query.c, topk.c, search.c; the files
+ * in search-internal.h), the library behind emb-search.
  *
  * An index holds n document vectors of one dimension, their ids (the raw
  * JSON text of each document record's "id"), and one or more matrices of
@@ -76,7 +77,6 @@ void emb_index_free(emb_index *ix);
 size_t emb_index_count(const emb_index *ix);
 int emb_index_dim(const emb_index *ix);        /* 0 for an empty index */
 unsigned emb_index_precisions(const emb_index *ix);
-const char *emb_index_name(const emb_index *ix);  /* borrowed: its path */
 /* raw JSON text of document I's id (borrowed, not NUL-terminated) */
 const char *emb_index_id(const emb_index *ix, size_t i, size_t *len);
 /* 1 when document I is a window of a longer one (a record with "chunk",
@@ -123,9 +123,6 @@ typedef struct emb_search emb_search;
 int emb_search_new(emb_search **out, const emb_index *ix,
                    const emb_search_opts *o, emb_err *err);
 void emb_search_free(emb_search *s);
-/* what emb_search_new settled on */
-unsigned emb_search_first(const emb_search *s);
-unsigned emb_search_with(const emb_search *s);   /* 0: no rescoring */
 /*
  * q (m, dim) -> hits (m, k) best first, nhits (m) found per query (fewer
  * than k with a small index or a threshold).  Every score is a finite

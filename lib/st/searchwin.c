@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strmap.h"
 #include "st/search.h"
 
 struct emb_best_per {
@@ -88,13 +89,10 @@ int emb_best_per_new(emb_best_per **out, const emb_index *ix,
 	return 0;
 }
 
+/* an id's hash in the set: FNV-1a, never 0 (an empty slot) */
 static uint64_t hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h | 1;           /* 0: an empty slot */
+	return emb_mem_hash(s, n) | 1;
 }
 
 /* the first window of each id among h (n, of a search for kw), at most

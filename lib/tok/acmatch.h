@@ -1,6 +1,7 @@
 /*
  * acmatch.h - the longest of a set of code point patterns starting at
- * each position of a text, all positions in one linear pass (acmatch.c)
+ * each position of a text, all positions in one linear pass (acmatch.c).
+ * Private to lib/tok/.
  */
 #ifndef TK_ACMATCH_H
 #define TK_ACMATCH_H

@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "base/grow.h"
 #include "tok/tok-internal.h"
 
 #define MAX_ID (1 << 26)
@@ -300,24 +301,6 @@ int tk_bpe_parse(tk_bpe *b, const json_t *j, const char *file, tk_fast *fast,
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-	size_t c;
-
-	if (n <= *cap)
-		return 0;
-	c = n + 64;
-	if (c > SIZE_MAX / size)
-		return -1;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* min-heap on (rank, pos) */
 static int hless(const hent *x, const hent *y)
 {
@@ -428,8 +411,8 @@ int tk_bpe_tokenize(const tk_bpe *b, tk_toks *out, const tk_str *s,
 	 * + suffix); each merge pushes at most two heap entries */
 	per = 4 + strlen(b->prefix) + strlen(b->suffix);
 	if (per > 512 || n > SIZE_MAX / 64 / per ||
-	    grow(&w->sym, &w->sym_cap, per * n + 1, sizeof(sym)) < 0 ||
-	    grow(&w->heap, &w->heap_cap, 3 * per * n + 4, sizeof(hent)) < 0)
+	    emb_grow(&w->sym, &w->sym_cap, per * n + 1, sizeof(sym)) < 0 ||
+	    emb_grow(&w->heap, &w->heap_cap, 3 * per * n + 4, sizeof(hent)) < 0)
 		return emb_err_set(err, "out of memory");
 	v = w->sym;
 	h = w->heap;

@@ -1,7 +1,7 @@
 /*
  * mcase.h - a manifest's cases, and the insides of the YAML manifest
  * runner (emb-tool.h: emb_manifest_run) shared by the files that make
- * it up; private to them:
+ * it up; private to them (private to lib/tool/):
  *
  *   myaml.c     the YAML getters: one value of a case, checked
  *   mpolicy.c   the command policy: the programs and options a manifest

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "base/grow.h"
+#include "base/strmap.h"
 #include "tool/emb-tool.h"
 
 typedef struct rr_item {
@@ -104,72 +106,27 @@ static int check_seq(const emb_rerank *c, const int32_t *ids,
 /* ------------------------------------------------------------------ */
 /* --texts FILE: the documents' texts by id                            */
 
+/* one document's text */
+typedef struct rr_text {
+	size_t len;
+	char text[];            /* UTF-8, NUL-terminated */
+} rr_text;
+
 struct emb_rr_texts {
-	char **key;             /* compact JSON of the id; NULL: empty slot */
-	char **text;            /* UTF-8, NUL-terminated */
-	size_t *len;
-	size_t cap, n;
+	emb_strmap by_id;       /* compact JSON of the id -> its rr_text */
+	rr_text **all;          /* (n) every text, to free */
+	size_t n, cap;
 };
-
-static uint64_t key_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-/* the slot of KEY: where it is, or the empty one where it would go */
-static size_t texts_slot(const struct emb_rr_texts *t, const char *key)
-{
-	size_t i = key_hash(key) & (t->cap - 1);
-
-	while (t->key[i] && strcmp(t->key[i], key))
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
 
 static void texts_free(struct emb_rr_texts *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->cap; i++) {
-		free(t->key[i]);
-		free(t->text[i]);
-	}
-	free(t->key);
-	free(t->text);
-	free(t->len);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->all[i]);
+	free(t->all);
+	emb_strmap_release(&t->by_id);
 	free(t);
-}
-
-static int texts_grow(struct emb_rr_texts *t)
-{
-	struct emb_rr_texts o = *t;
-	size_t cap = o.cap ? 2 * o.cap : 1024;
-
-	if (!(t->key = calloc(cap, sizeof(*t->key))) ||
-	    !(t->text = calloc(cap, sizeof(*t->text))) ||
-	    !(t->len = calloc(cap, sizeof(*t->len)))) {
-		free(t->key);
-		free(t->text);
-		*t = o;
-		return -1;
-	}
-	t->cap = cap;
-	for (size_t i = 0; i < o.cap; i++) {
-		if (!o.key[i])
-			continue;
-		size_t j = texts_slot(t, o.key[i]);
-		t->key[j] = o.key[i];
-		t->text[j] = o.text[i];
-		t->len[j] = o.len[i];
-	}
-	free(o.key);
-	free(o.text);
-	free(o.len);
-	return 0;
 }
 
 /* the compact JSON of a value (new), NULL when out of memory */
@@ -188,7 +145,7 @@ static int load_texts(emb_rerank *c, emb_err *errp)
 	size_t len;
 	int rc, ret = -1;
 
-	if (!t || !rec || texts_grow(t) < 0) {
+	if (!t || !rec) {
 		emb_err_set(errp, "out of memory");
 		goto out;
 	}
@@ -198,10 +155,12 @@ static int load_texts(emb_rerank *c, emb_err *errp)
 	}
 	while ((rc = emb_reader_next(rd, &line, &len, &err)) != 0) {
 		const char *raw, *text;
-		size_t rl, tl, slot;
+		size_t rl, tl;
+		rr_text *txt;
 		json_t *id = NULL;
 		json_error_t je;
 		char *key;
+		int put;
 		if (rc < 0 || emb_record_parse(rec, line, len, &err) < 0 ||
 		    emb_record_get_string(rec, "text", &text, &tl, &err) < 0 ||
 		    (!(raw = emb_record_raw(rec, "id", &rl)) &&
@@ -214,28 +173,32 @@ static int load_texts(emb_rerank *c, emb_err *errp)
 		}
 		key = compact(id);
 		json_decref(id);
-		if (!key || (2 * (t->n + 1) > t->cap && texts_grow(t) < 0)) {
-			free(key);
+		if (!key) {
 			emb_err_set(errp, "out of memory");
 			goto out;
 		}
-		slot = texts_slot(t, key);
-		if (t->key[slot]) {
+		if (emb_strmap_has(&t->by_id, key)) {
 			emb_err_set(errp, "%s:%zu: id %.64s is there twice",
 			            emb_reader_name(rd), emb_reader_lineno(rd), key);
 			free(key);
 			goto out;
 		}
-		if (!(t->text[slot] = malloc(tl + 1))) {
+		if (emb_grow(&t->all, &t->cap, t->n + 1, sizeof(*t->all)) < 0 ||
+		    !(txt = malloc(sizeof(*txt) + tl + 1))) {
 			free(key);
 			emb_err_set(errp, "out of memory");
 			goto out;
 		}
-		memcpy(t->text[slot], text, tl);
-		t->text[slot][tl] = 0;
-		t->len[slot] = tl;
-		t->key[slot] = key;
-		t->n++;
+		memcpy(txt->text, text, tl);
+		txt->text[tl] = 0;
+		txt->len = tl;
+		t->all[t->n++] = txt;
+		put = emb_strmap_put(&t->by_id, key, txt);
+		free(key);
+		if (put < 0) {
+			emb_err_set(errp, "out of memory");
+			goto out;
+		}
 	}
 	c->texts = t;
 	t = NULL;
@@ -264,24 +227,24 @@ static json_t *docs_of_results(const emb_rerank *c, json_t *res,
 	json_array_foreach(res, i, r) {
 		json_t *id = json_object_get(r, "id"), *span, *d;
 		char *key;
-		size_t slot, a, e, n;
+		size_t a, e, n;
 		const char *t;
+		const rr_text *txt;
 		if (!json_is_object(r) || !id) {
 			emb_err_set(err, "field 'results': element %zu has no id", i);
 			goto fail;
 		}
 		if (!(key = compact(id)))
 			goto nomem;
-		slot = texts_slot(c->texts, key);
-		if (!c->texts->key[slot]) {
+		if (!(txt = emb_strmap_get(&c->texts->by_id, key))) {
 			emb_err_set(err, "field 'results': element %zu: id %.64s is not in %s",
 			            i, key, c->texts_file);
 			free(key);
 			goto fail;
 		}
 		free(key);
-		t = c->texts->text[slot];
-		n = c->texts->len[slot];
+		t = txt->text;
+		n = txt->len;
 		a = 0;
 		e = n;
 		span = json_object_get(r, "span");

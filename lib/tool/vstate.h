@@ -1,7 +1,7 @@
 /*
  * vstate.h - the state of an emb_validate (emb-tool.h): its fields,
  * pending records, sides and statistics, and the functions its files
- * call across; private to them.  Bottom up:
+ * call across; private to them (private to lib/tool/).  Bottom up:
  *
  *   vdiag.c     the messages and the labels they name
  *   vfield.c    the field table, and one field extracted from a record

@@ -16,7 +16,10 @@
  * 5. The search kernels of every kernel table this CPU runs: hamming8
  *    equals the scalar oracle bit for bit (and the scalar one a bit-by-bit
  *    count); dot4 equals a chain of fmaf in order bit for bit, and the
- *    scalar oracle the double-precision product within rounding.
+ *    scalar oracle the double-precision product within rounding; find_ge
+ *    (the scan of a full heap) gives the first value at or above the bar
+ *    or not finite, in the scalar table against a plain loop, in the
+ *    others against the scalar one, for every start, length and bar.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -475,6 +478,58 @@ Test(search_kernels, every_table_matches_scalar)
 	}
 	if (!tested)
 		cr_skip_test("no SIMD kernel table in this build or on this CPU");
+}
+
+/* the first i with x = row[i] (* inv[i]) >= bar or not finite: a plain loop */
+static int find_ge_ref(const float *row, const float *inv, int n, float bar)
+{
+	for (int i = 0; i < n; i++) {
+		float x = inv ? row[i] * inv[i] : row[i];
+		if (x >= bar || x != x || x == INFINITY || x == -INFINITY)
+			return i;
+	}
+	return n;
+}
+
+Test(search_kernels, find_ge_every_table)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni", "avx512",
+	                                    "vnni", "amx" };
+	enum { N = 67 };
+	float row[N], inv[N];
+	const emb_kernels *ref = emb_kernels_get("scalar");
+	int hits = 0;
+
+	cr_assert(ref && ref->find_ge);
+	for (int i = 0; i < N; i++) {
+		row[i] = (float)(irand(2001) - 1000) / 100.0f;
+		inv[i] = (float)(irand(100) + 1) / 50.0f;
+	}
+	/* values that are not finite, and a product that overflows */
+	row[13] = NAN;
+	row[29] = -INFINITY;
+	row[41] = INFINITY;
+	row[50] = 3e38f;
+	inv[50] = 4.0f;
+	for (size_t t = 0; t < sizeof(isas) / sizeof(isas[0]); t++) {
+		const emb_kernels *k = emb_kernels_get(isas[t]);
+		if (!k)
+			continue;
+		cr_assert(k->find_ge, "%s: find_ge missing", isas[t]);
+		for (int j = 0; j < N; j++)
+			for (int n = 0; j + n <= N; n += 1 + n / 3)
+				for (float bar = -12; bar <= 12; bar += 1.5f)
+					for (int wi = 0; wi < 2; wi++) {
+						const float *w = wi ? inv + j : NULL;
+						int want = find_ge_ref(row + j, w, n, bar);
+						int got = k->find_ge(row + j, w, n, bar);
+						cr_assert_eq(got, want, "%s find_ge start %d n %d "
+						             "bar %g inv %d: %d, want %d", isas[t],
+						             j, n, (double)bar, wi, got, want);
+						hits += want < n;
+					}
+	}
+	cr_assert(hits > 0);
 }
 
 /* finite float32 documents and queries whose float products overflow:

@@ -1,0 +1,182 @@
+/*
+ * tensorval.c - the values of a safetensors tensor (io.h): converted to
+ * float32 from F32, F16, BF16 and F64, and checked to be finite (models
+ * refuse a NaN or an infinity at load).  Little-endian in the file,
+ * read byte by byte where the host order could differ.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "io/io.h"
+#include "io/safetensors-internal.h"
+
+/* IEEE half -> float, exact (subnormals, inf, nan payload kept) */
+static float f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+	uint32_t ex = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
+	float f;
+
+	if (ex == 0x1f) {
+		u = sign | 0x7f800000u | (man << 13);
+	} else if (ex) {
+		u = sign | ((ex + 112) << 23) | (man << 13);
+	} else if (!man) {
+		u = sign;
+	} else {        /* subnormal: man * 2^-24, renormalize */
+		uint32_t e = 113;
+		while (!(man & 0x400u)) {
+			man <<= 1;
+			e--;
+		}
+		u = sign | (e << 23) | ((man & 0x3ffu) << 13);
+	}
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t ld16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/*
+ * Non-finite weights: a NaN or infinity in a checkpoint (a flipped bit,
+ * a diverged training run) either spreads through every vector or, worse,
+ * is absorbed by a clamp or a max and leaves finite but wrong ones, so
+ * models refuse them at load.  Blocks of 4096 elements are OR-reduced
+ * (vectorizable); only a bad block is searched for the element.
+ */
+static inline uint32_t ld32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* index of the first element of p (n elements of W = 2 or 4 bytes) whose
+ * exponent bits EX are all ones, n if none; *is_nan: that one is a NaN */
+static size_t first_nonfinite(const unsigned char *p, size_t n, size_t w,
+                              uint32_t ex, int *is_nan)
+{
+	const size_t blk = 4096;
+	uint32_t mag = w == 4 ? 0x7fffffffu : 0x7fffu;
+
+	*is_nan = 0;
+	for (size_t b = 0; b < n; b += blk) {
+		size_t e = n - b < blk ? n - b : blk;
+		unsigned bad = 0;
+		if (w == 4)
+			for (size_t i = 0; i < e; i++)
+				bad |= (ld32(p + 4 * (b + i)) & ex) == ex;
+		else
+			for (size_t i = 0; i < e; i++)
+				bad |= (ld16(p + 2 * (b + i)) & ex) == ex;
+		if (!bad)
+			continue;
+		for (size_t i = b; i < b + e; i++) {
+			uint32_t u = w == 4 ? ld32(p + 4 * i) : ld16(p + 2 * i);
+			if ((u & ex) == ex) {
+				*is_nan = (u & mag) != ex;
+				return i;
+			}
+		}
+	}
+	return n;
+}
+
+int emb_tensor_check_finite(const emb_tensor *t, emb_err *err)
+{
+	char nb[132];
+	size_t n = (size_t)t->numel, i = n;
+	int is_nan = 0;
+
+	switch (t->dtype) {
+	case EMB_DT_F32:
+		i = first_nonfinite(t->data, n, 4, 0x7f800000u, &is_nan);
+		break;
+	case EMB_DT_F16:
+		i = first_nonfinite(t->data, n, 2, 0x7c00u, &is_nan);
+		break;
+	case EMB_DT_BF16:
+		i = first_nonfinite(t->data, n, 2, 0x7f80u, &is_nan);
+		break;
+	case EMB_DT_F64:
+		for (i = 0; i < n; i++) {
+			const unsigned char *q = (const unsigned char *)t->data + 8 * i;
+			uint32_t hi = (uint32_t)q[4] | (uint32_t)q[5] << 8 |
+			              (uint32_t)q[6] << 16 | (uint32_t)q[7] << 24;
+			uint32_t lo = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
+			              (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+			if ((hi & 0x7ff00000u) == 0x7ff00000u) {
+				is_nan = (hi & 0xfffffu) || lo;
+				break;
+			}
+		}
+		break;
+	default:
+		return 0;
+	}
+	if (i < n)
+		return emb_err_set(err, "%s: tensor '%s': element %zu is %s "
+		                   "(weights must be finite)",
+		                   t->file ? t->file : "safetensors",
+		                   emb_st_shown(nb, t->name ? t->name : ""), i,
+		                   is_nan ? "NaN" : "infinite");
+	return 0;
+}
+
+int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err)
+{
+	for (size_t i = 0; i < emb_safetensors_count(st); i++)
+		if (emb_tensor_check_finite(emb_safetensors_at(st, i), err) < 0)
+			return -1;
+	return 0;
+}
+
+int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)
+{
+	const unsigned char *p = t->data;
+	size_t n = (size_t)t->numel, i;
+
+	switch (t->dtype) {
+	case EMB_DT_F32:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (n)
+			memcpy(out, p, n * 4);
+#else
+		for (i = 0; i < n; i++) {
+			uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+			             (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+			memcpy(&out[i], &u, 4);
+		}
+#endif
+		return 0;
+	case EMB_DT_F16:
+		for (i = 0; i < n; i++)
+			out[i] = f16_to_f32(ld16(p + 2 * i));
+		return 0;
+	case EMB_DT_BF16:
+		for (i = 0; i < n; i++) {
+			uint32_t u = (uint32_t)ld16(p + 2 * i) << 16;
+			memcpy(&out[i], &u, 4);
+		}
+		return 0;
+	case EMB_DT_F64:
+		for (i = 0; i < n; i++) {
+			uint64_t u = 0;
+			double d;
+			for (int k = 0; k < 8; k++)
+				u |= (uint64_t)p[8 * i + k] << (8 * k);
+			memcpy(&d, &u, 8);
+			out[i] = (float)d;
+		}
+		return 0;
+	default: {
+		char nb[132];
+		return emb_err_set(err, "%s: tensor '%s': dtype %s is not a float type",
+		                   t->file ? t->file : "safetensors",
+		                   emb_st_shown(nb, t->name ? t->name : ""),
+		                   emb_dtype_name(t->dtype) ? emb_dtype_name(t->dtype) : "?");
+	}
+	}
+}
