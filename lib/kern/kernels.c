@@ -189,11 +189,25 @@ static void dot4_scalar(float *y, const float *q, const float *const *x,
 
 /* ---- end of the vector search kernels ---- */
 
+// y (n) = g (n) * x (n) / sqrt(mean(x^2) + eps)
+void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
+                        float eps)
+{
+	float sum = 0, r;
+
+	for (int i = 0; i < n; i++)
+		sum += x[i] * x[i];
+	r = 1.0f / sqrtf(sum / (float)n + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = g[i] * (x[i] * r);
+}
+
 const emb_kernels emb_kernels_scalar = {
 	.name = "scalar",
 	.gemm = gemm_scalar,
 	.gemm_act = gemm_act_scalar,
 	.layernorm = layernorm_scalar,
+	.rmsnorm = emb_rmsnorm_scalar,
 	.gelu = gelu_scalar,
 	.gelu_tanh = gelu_tanh_scalar,
 	.relu = relu_scalar,

@@ -14,6 +14,20 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "nn/nn-internal.h"
+
+/* the fused epilogue (EMB_KACT_*) of activation ACT (EMB_ACT_*):
+ * EMB_KACT_NONE for none, -1 for one the kernels do not fuse (tanh,
+ * silu: a second pass, act_row); the kernel itself: emb_kernels_act */
+static int kact_of(int act)
+{
+	switch (act) {
+	case EMB_ACT_NONE: return EMB_KACT_NONE;
+	case EMB_ACT_GELU: return EMB_KACT_GELU;
+	case EMB_ACT_GELU_TANH: return EMB_KACT_GELU_TANH;
+	case EMB_ACT_RELU: return EMB_KACT_RELU;
+	default: return -1;
+	}
+}
 /* ------------------------------------------------------------------ */
 /* layers                                                              */
 
@@ -35,9 +49,7 @@ static void bf16_block(const emb_kernels *k, float *y, int ldy,
                        const float *x, int ldx, const emb_linear *l, int p0,
                        int n0, int n1, int rows, int kact)
 {
-	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
-	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
-	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+	emb_act_fn f = emb_kernels_act(k, kact);
 	size_t k2 = ((size_t)l->in + 1) / 2 * 2;
 
 	// x (rows, in) @ Wb[n0:n1]^T + b -> y (rows, n1-n0)
@@ -111,9 +123,7 @@ typedef struct i8_job {
 static void i8_act_rows(const emb_kernels *k, float *y, int ldy, int rows,
                         int cols, int kact)
 {
-	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
-	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
-	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+	emb_act_fn f = emb_kernels_act(k, kact);
 
 	if (!f)
 		return;
@@ -271,7 +281,7 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 {
 	if (rows <= 0)
 		return;
-	if (l->wq && m->gemm_i8 &&
+	if (emb_linear_is_i8(l) &&
 	    linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE) == 0)
 		return;
 	linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
@@ -280,9 +290,7 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
                         int ldx, int rows, const emb_linear *l, int act)
 {
-	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
-	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
-	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+	int kact = kact_of(act);
 
 	if (rows <= 0)
 		return;
@@ -290,10 +298,10 @@ void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
 		emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
 		return;
 	}
-	if (kact >= 0 && l->wq && m->gemm_i8 &&
+	if (kact >= 0 && emb_linear_is_i8(l) &&
 	    linear_i8(m, y, ldy, x, ldx, rows, l, kact) == 0)
 		return;
-	if (kact >= 0 && !(l->wq && m->gemm_i8)) {
+	if (kact >= 0 && !emb_linear_is_i8(l)) {
 		linear_f32(m, y, ldy, x, ldx, rows, l, kact);
 		return;
 	}
@@ -335,10 +343,7 @@ static void norm_task(void *ctx, size_t begin, size_t end, int tid)
 			}
 			x = y;
 		}
-		if (nm->rms)
-			emb_rmsnorm_row(y, x, nm->w, j->n, nm->eps);
-		else
-			j->k->layernorm(y, x, nm->w, nm->b, j->n, nm->eps);
+		emb_norm_row(j->k, nm, y, x);
 	}
 }
 
@@ -353,10 +358,13 @@ void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
 /* x (n) in place: act (EMB_ACT_*) */
 static void act_row(const emb_kernels *k, float *x, int n, int act)
 {
+	emb_act_fn f = emb_kernels_act(k, kact_of(act));
+
+	if (f) {
+		f(x, n);
+		return;
+	}
 	switch (act) {
-	case EMB_ACT_GELU: k->gelu(x, n); break;
-	case EMB_ACT_GELU_TANH: k->gelu_tanh(x, n); break;
-	case EMB_ACT_RELU: k->relu(x, n); break;
 	case EMB_ACT_TANH:
 		for (int i = 0; i < n; i++)
 			x[i] = tanhf(x[i]);
@@ -486,11 +494,6 @@ size_t emb_post_attn_scratch(const emb_model *m, int rows,
 	return (size_t)rows * (p->up->out + (gated(p) ? p->down->in : 0));
 }
 
-static int is_i8(const emb_model *m, const emb_linear *l)
-{
-	return l->wq && m->gemm_i8;
-}
-
 /* y (n, l->out) = act(x (n, l->in) @ W^T + b) in the calling thread, the
  * path and the bits emb_linear_act_fwd gives; q8: W8A8 scratch
  * (emb_linear_i8_scratch bytes) */
@@ -499,12 +502,10 @@ static void block_linear(const emb_model *m, float *y, int ldy,
                          int act, uint8_t *q8)
 {
 	const emb_kernels *k = m->k;
-	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
-	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
-	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : EMB_KACT_NONE;
+	int kact = kact_of(act) < 0 ? EMB_KACT_NONE : kact_of(act);
 	int rest = kact == EMB_KACT_NONE ? act : EMB_ACT_NONE;
 
-	if (is_i8(m, l))
+	if (emb_linear_is_i8(l))
 		// x (n, in) -> u8 rows; @ Wq^T -> y (n, out), kact per 64 columns
 		emb_linear_i8_rows(m, y, ldy, x, ldx, n, l, kact, q8);
 	else if (l->wb)
@@ -528,15 +529,6 @@ typedef struct post_job {
 	int rows, rb;
 	size_t q8_off;          /* bytes into each thread's slice */
 } post_job;
-
-static void norm_row(const emb_kernels *k, const emb_norm *nm, float *y,
-                     const float *x)
-{
-	if (nm->rms)
-		emb_rmsnorm_row(y, x, nm->w, nm->n, nm->eps);
-	else
-		k->layernorm(y, x, nm->w, nm->b, nm->n, nm->eps);
-}
 
 static void post_task(void *ctx, size_t begin, size_t end, int tid)
 {
@@ -566,13 +558,13 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
 			if (!pre) {
 				k->add(hr, tr, H);
-				norm_row(k, p->attn_norm, hr, hr);
+				emb_norm_row(k, p->attn_norm, hr, hr);
 				continue;
 			}
 			if (p->post_attn->n)
-				norm_row(k, p->post_attn, tr, tr);
+				emb_norm_row(k, p->post_attn, tr, tr);
 			k->add(hr, tr, H);
-			norm_row(k, p->ffn_norm, tr, hr);
+			emb_norm_row(k, p->ffn_norm, tr, hr);
 		}
 		if (pre)
 			in = t;
@@ -595,14 +587,14 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
 			if (!pre) {
 				k->add(hr, tr, H);
-				norm_row(k, p->ffn_norm, hr, hr);
+				emb_norm_row(k, p->ffn_norm, hr, hr);
 			} else {
 				if (p->post_ffn->n)
-					norm_row(k, p->post_ffn, tr, tr);
+					emb_norm_row(k, p->post_ffn, tr, tr);
 				k->add(hr, tr, H);
 			}
 			if (p->next)
-				norm_row(k, p->next, p->out + (size_t)(r0 + r) * H, hr);
+				emb_norm_row(k, p->next, p->out + (size_t)(r0 + r) * H, hr);
 		}
 	}
 }
@@ -678,7 +670,7 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	fl = (size_t)rb * ((size_t)H + U + (gated(p) ? (size_t)I : 0));
 	fl = (fl + 15) / 16 * 16;
 	for (int i = 0; i < 3; i++)
-		if (is_i8(m, ls[i]) && emb_linear_i8_scratch(ls[i], rb) > q8)
+		if (emb_linear_is_i8(ls[i]) && emb_linear_i8_scratch(ls[i], rb) > q8)
 			q8 = emb_linear_i8_scratch(ls[i], rb);
 	each = fl + (q8 + sizeof(float) - 1) / sizeof(float);
 	each = (each + 15) / 16 * 16;
@@ -700,6 +692,7 @@ typedef struct hnorm_job {
 	float *x;
 	int ld, nheads;
 	const emb_norm *nm;
+	const emb_kernels *k;
 } hnorm_job;
 
 static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
@@ -710,14 +703,15 @@ static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
 	for (size_t r = begin; r < end; r++)
 		for (int h = 0; h < j->nheads; h++) {
 			float *x = j->x + r * (size_t)j->ld + (size_t)h * j->nm->n;
-			emb_rmsnorm_row(x, x, j->nm->w, j->nm->n, j->nm->eps);
+			// x (nm->n) -> RMSNorm in place
+			j->k->rmsnorm(x, x, j->nm->w, j->nm->n, j->nm->eps);
 		}
 }
 
 void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
                        const emb_norm *nm)
 {
-	hnorm_job j = { x, ld, nheads, nm };
+	hnorm_job j = { x, ld, nheads, nm, m->k };
 
 	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, hnorm_task, &j);
 }

@@ -639,12 +639,12 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 		emb_encoding_init(&e->encs[i]);
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = o->threads;
-	mo.compute_bf16 = o->precision == EMB_PRECISION_BF16;
-	mo.weights_int8 = o->precision == EMB_PRECISION_W8 ||
-	                  o->precision == EMB_PRECISION_W8A8 ||
-	                  o->precision == EMB_PRECISION_W8A8_SMOOTH;
-	mo.act_int8 = o->precision == EMB_PRECISION_W8A8 ? 1 :
-	              o->precision == EMB_PRECISION_W8A8_SMOOTH ? 2 : 0;
+	/* the values emb_prec_from_enum reads */
+	_Static_assert(EMB_PRECISION_FP32 == 0 && EMB_PRECISION_BF16 == 1 &&
+	               EMB_PRECISION_W8 == 2 && EMB_PRECISION_W8A8 == 3 &&
+	               EMB_PRECISION_W8A8_SMOOTH == 4, "enum emb_precision");
+	if (emb_prec_from_enum(&mo.prec, o->precision, &er) < 0)
+		goto fail;
 	memset(&to, 0, sizeof(to));
 	to.max_length = o->max_length > 0 ? o->max_length : 0;
 	to.no_truncate = o->max_length < 0;
