@@ -323,28 +323,38 @@ typedef struct rows_job {
 	const emb_norm *nm;
 } rows_job;
 
+/* rows [begin, end) of y (rows, nm->n) = nm(x + res), res may be NULL
+ * or y; in the calling thread */
+static void norm_rows(const emb_kernels *k, float *y, const float *x,
+                      const float *res, size_t begin, size_t end,
+                      const emb_norm *nm)
+{
+	size_t n = (size_t)nm->n;
+
+	for (size_t r = begin; r < end; r++) {
+		float *yr = y + r * n;
+		const float *xr = x + r * n;
+		if (res) {
+			const float *rr = res + r * n;
+			if (yr == rr) {
+				k->add(yr, xr, (int)n);
+			} else {
+				if (yr != xr)
+					memcpy(yr, xr, n * sizeof(float));
+				k->add(yr, rr, (int)n);
+			}
+			xr = yr;
+		}
+		emb_norm_row(k, nm, yr, xr);
+	}
+}
+
 static void norm_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const rows_job *j = ctx;
-	const emb_norm *nm = j->nm;
 
 	(void)tid;
-	for (size_t r = begin; r < end; r++) {
-		float *y = j->y + r * j->n;
-		const float *x = j->x + r * j->n;
-		if (j->res) {
-			const float *res = j->res + r * j->n;
-			if (y == res) {
-				j->k->add(y, x, j->n);
-			} else {
-				if (y != x)
-					memcpy(y, x, (size_t)j->n * sizeof(float));
-				j->k->add(y, res, j->n);
-			}
-			x = y;
-		}
-		emb_norm_row(j->k, nm, y, x);
-	}
+	norm_rows(j->k, j->y, j->x, j->res, begin, end, j->nm);
 }
 
 void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
@@ -459,11 +469,12 @@ void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
  * emb_linear_act_fwd would: fp32 panels (bias and gelu/relu in the GEMM
  * epilogue), bf16 (bf16_block) or W8A8 (the block's rows quantized in
  * the task, emb_linear_i8_rows); W8 is fp32 on dequantized weights.
- * Every row's arithmetic is that of the separate layers (the kernels'
- * results depend neither on the number of rows nor on the column split),
- * so the output is bit-identical to the layers one by one ($EMB_NO_FUSE).
- * Used when there are enough row blocks for every thread; small batches
- * keep the column-split GEMMs.
+ * The steps are written once (post_half) and run either over one row
+ * block in a task or over all rows with each step threaded (the layers
+ * one by one, $EMB_NO_FUSE); the kernels' results depend neither on the
+ * number of rows nor on the column split, so the two give the same bits.
+ * Row blocks are used when there are enough of them for every thread;
+ * small batches keep the column-split GEMMs.
  */
 #define POST_RB 96      /* rows per block at most (the kernel's own block) */
 
@@ -530,76 +541,53 @@ typedef struct post_job {
 	size_t q8_off;          /* bytes into each thread's slice */
 } post_job;
 
-static void post_task(void *ctx, size_t begin, size_t end, int tid)
-{
-	const post_job *j = ctx;
-	const emb_post_attn *p = j->p;
-	const emb_kernels *k = j->m->k;
-	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
-	int pre = p->place == EMB_PLACE_PRE;
-	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
-	float *mid = t + (size_t)j->rb * H;         /* (rb, U) */
-	float *g = mid + (size_t)j->rb * U;         /* gated: (rb, I) */
-	uint8_t *q8 = (uint8_t *)t + j->q8_off;
+/*
+ * Where the steps of the post-attention half run: over all rows with
+ * each step threaded (the layers one by one: column-split GEMMs, rows
+ * of norms across the pool), or over one row block in the calling
+ * thread (a task of post_task; q8: its W8A8 scratch).  Both give the
+ * same bits for every row.
+ */
+typedef struct post_exec {
+	emb_model *m;
+	int threaded;
+	uint8_t *q8;
+} post_exec;
 
-	for (size_t blk = begin; blk < end; blk++) {
-		int r0 = (int)blk * j->rb;
-		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
-		float *h = j->h + (size_t)r0 * H;
-		const float *in = h;
-		if (n <= 0)
-			continue;
-		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
-		block_linear(j->m, t, H, j->ctx + (size_t)r0 * Hc, Hc, n, p->o,
-		             EMB_ACT_NONE, q8);
-		// post: h = attn_norm(h + t); pre: h += [post_attn](t),
-		// t = ffn_norm(h)
-		for (int r = 0; r < n; r++) {
-			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
-			if (!pre) {
-				k->add(hr, tr, H);
-				emb_norm_row(k, p->attn_norm, hr, hr);
-				continue;
-			}
-			if (p->post_attn->n)
-				emb_norm_row(k, p->post_attn, tr, tr);
-			k->add(hr, tr, H);
-			emb_norm_row(k, p->ffn_norm, tr, hr);
-		}
-		if (pre)
-			in = t;
-		if (!gated(p)) {
-			// act(in (n,H) @ Wup (I,H)^T) -> mid (n,I)
-			block_linear(j->m, mid, U, in, H, n, p->up, p->act, q8);
-		} else {
-			// in (n,H) @ Wup (2I,H)^T -> mid (n,2I); g (n,I) = glu(mid)
-			block_linear(j->m, mid, U, in, H, n, p->up, EMB_ACT_NONE, q8);
-			for (int r = 0; r < n; r++)
-				glu_row(k, g + (size_t)r * I, mid + (size_t)r * U, I,
-				        p->act, p->ffn == EMB_FFN_GLU);
-		}
-		// mid or g (n,I) @ Wdown (H,I)^T -> t (n,H)
-		block_linear(j->m, t, H, gated(p) ? g : mid, I, n, p->down,
-		             EMB_ACT_NONE, q8);
-		// post: h = ffn_norm(h + t); pre: h += [post_ffn](t); then
-		// out = next(h)
-		for (int r = 0; r < n; r++) {
-			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
-			if (!pre) {
-				k->add(hr, tr, H);
-				emb_norm_row(k, p->ffn_norm, hr, hr);
-			} else {
-				if (p->post_ffn->n)
-					emb_norm_row(k, p->post_ffn, tr, tr);
-				k->add(hr, tr, H);
-			}
-			if (p->next)
-				emb_norm_row(k, p->next, p->out + (size_t)(r0 + r) * H, hr);
-		}
-	}
+// y (n, l->out) = act(x (n, l->in) @ W^T + b)
+static void px_linear(const post_exec *e, float *y, int ldy, const float *x,
+                      int ldx, int n, const emb_linear *l, int act)
+{
+	if (e->threaded)
+		emb_linear_act_fwd(e->m, y, ldy, x, ldx, n, l, act);
+	else
+		block_linear(e->m, y, ldy, x, ldx, n, l, act, e->q8);
 }
 
-/* h (T,H) += x (T,H) */
+// y (n, nm->n) = nm(x + res)
+static void px_norm(const post_exec *e, float *y, const float *x,
+                    const float *res, int n, const emb_norm *nm)
+{
+	if (e->threaded)
+		emb_norm_fwd(e->m, y, x, res, n, nm);
+	else
+		norm_rows(e->m->k, y, x, res, 0, (size_t)n, nm);
+}
+
+// g (n, I) = glu(mid (n, 2I))
+static void px_glu(const post_exec *e, float *g, const float *mid, int n,
+                   int I, const emb_post_attn *p)
+{
+	if (e->threaded) {
+		emb_glu_fwd(e->m, g, mid, n, I, p->act, p->ffn == EMB_FFN_GLU);
+		return;
+	}
+	for (int r = 0; r < n; r++)
+		glu_row(e->m->k, g + (size_t)r * I, mid + (size_t)r * 2 * I, I,
+		        p->act, p->ffn == EMB_FFN_GLU);
+}
+
+/* h (n,H) += x (n,H) */
 static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
                      size_t H)
 {
@@ -607,46 +595,75 @@ static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
 		m->k->add(h + t * H, x + t * H, (int)H);
 }
 
-/* the layers one by one: x (rows,H) and mid scratch */
-static void post_layers(emb_model *m, float *h, const float *ctx, float *x,
-                        float *mid, int rows, const emb_post_attn *p)
+/*
+ * The post-attention half of n rows (the formulas above), written once:
+ * h (n,H) the residual stream, ctx (n,Hc) the attention output, t (n,H)
+ * and mid (n,U) [then g (n,I) when gated] scratch, out (n,H) the next
+ * norm's output (p->next).
+ */
+static void post_half(const post_exec *e, float *h, const float *ctx,
+                      float *t, float *mid, float *out, int n,
+                      const emb_post_attn *p)
 {
-	int H = p->o->out, U = p->up->out, I = p->down->in;
+	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
 	int pre = p->place == EMB_PLACE_PRE;
+	float *g = mid + (size_t)n * U;
 	const float *in = h;
 
-	// x = o ctx; h = attn_norm(h + x) or h += [post_attn](x)
-	emb_linear_fwd(m, x, H, ctx, p->o->in, rows, p->o);
+	// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
+	px_linear(e, t, H, ctx, Hc, n, p->o, EMB_ACT_NONE);
+	// post: h = attn_norm(h + t); pre: h += [post_attn](t),
+	// t = ffn_norm(h)
 	if (!pre) {
-		emb_norm_fwd(m, h, x, h, rows, p->attn_norm);
+		px_norm(e, h, t, h, n, p->attn_norm);
 	} else {
 		if (p->post_attn->n)
-			emb_norm_fwd(m, x, x, NULL, rows, p->post_attn);
-		add_rows(m, h, x, (size_t)rows, (size_t)H);
-		emb_norm_fwd(m, x, h, NULL, rows, p->ffn_norm);
-		in = x;
+			px_norm(e, t, t, NULL, n, p->post_attn);
+		add_rows(e->m, h, t, (size_t)n, (size_t)H);
+		px_norm(e, t, h, NULL, n, p->ffn_norm);
+		in = t;
 	}
-	// x = ffn(in): down(act(up in)), or down(glu(up in)) with mid (T,2I)
-	// then (T,I)
 	if (!gated(p)) {
-		emb_linear_act_fwd(m, mid, I, in, H, rows, p->up, p->act);
-		emb_linear_fwd(m, x, H, mid, I, rows, p->down);
+		// act(in (n,H) @ Wup (I,H)^T) -> mid (n,I)
+		px_linear(e, mid, U, in, H, n, p->up, p->act);
 	} else {
-		float *g = mid + (size_t)rows * U;
-		emb_linear_fwd(m, mid, U, in, H, rows, p->up);
-		emb_glu_fwd(m, g, mid, rows, I, p->act, p->ffn == EMB_FFN_GLU);
-		emb_linear_fwd(m, x, H, g, I, rows, p->down);
+		// in (n,H) @ Wup (2I,H)^T -> mid (n,2I); g (n,I) = glu(mid)
+		px_linear(e, mid, U, in, H, n, p->up, EMB_ACT_NONE);
+		px_glu(e, g, mid, n, I, p);
 	}
-	// h = ffn_norm(h + x) or h += [post_ffn](x); out = next(h)
+	// mid or g (n,I) @ Wdown (H,I)^T -> t (n,H)
+	px_linear(e, t, H, gated(p) ? g : mid, I, n, p->down, EMB_ACT_NONE);
+	// post: h = ffn_norm(h + t); pre: h += [post_ffn](t); then
+	// out = next(h)
 	if (!pre) {
-		emb_norm_fwd(m, h, x, h, rows, p->ffn_norm);
+		px_norm(e, h, t, h, n, p->ffn_norm);
 	} else {
 		if (p->post_ffn->n)
-			emb_norm_fwd(m, x, x, NULL, rows, p->post_ffn);
-		add_rows(m, h, x, (size_t)rows, (size_t)H);
+			px_norm(e, t, t, NULL, n, p->post_ffn);
+		add_rows(e->m, h, t, (size_t)n, (size_t)H);
 	}
 	if (p->next)
-		emb_norm_fwd(m, p->out, h, NULL, rows, p->next);
+		px_norm(e, out, h, NULL, n, p->next);
+}
+
+static void post_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const post_job *j = ctx;
+	const emb_post_attn *p = j->p;
+	int H = p->o->out, Hc = p->o->in;
+	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
+	post_exec e = { (emb_model *)j->m, 0, (uint8_t *)t + j->q8_off };
+
+	for (size_t blk = begin; blk < end; blk++) {
+		int r0 = (int)blk * j->rb;
+		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
+		if (n <= 0)
+			continue;
+		/* t (n,H), mid (n,U), g (n,I) packed for this block's n rows */
+		post_half(&e, j->h + (size_t)r0 * H, j->ctx + (size_t)r0 * Hc, t,
+		          t + (size_t)n * H, p->next ? p->out + (size_t)r0 * H :
+		          NULL, n, p);
+	}
 }
 
 int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
@@ -662,7 +679,8 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	if (rows <= 0)
 		return 0;
 	if (!rb) {
-		post_layers(m, h, ctx, tmp, mid, rows, p);
+		post_exec e = { m, 1, NULL };
+		post_half(&e, h, ctx, tmp, mid, p->next ? p->out : NULL, rows, p);
 		return 0;
 	}
 	/* per thread: t (rb,H), mid (rb,U), [g (rb,I)], then the W8A8 rows
