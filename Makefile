@@ -7,7 +7,7 @@ include config.mk
 
 # the library, layer by layer (lib/README: which layer may include which)
 BASE_OBJ = lib/base/err.o lib/base/cpu.o lib/base/threadpool.o \
-	lib/base/strmap.o lib/base/utf8.o lib/base/grow.o
+	lib/base/strmap.o lib/base/utf8.o lib/base/grow.o lib/base/bigmem.o
 KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_i8_avx2.o lib/kern/kernels_i8_avx512.o \
 	lib/kern/kernels_bf16.o lib/kern/kernels_bf16_avx2.o \
@@ -21,7 +21,8 @@ TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o li
 	lib/tok/unigram.o lib/tok/acmatch.o lib/tok/model.o lib/tok/addedtok.o \
 	lib/tok/postproc.o lib/tok/chunksafe.o lib/tok/vocabtxt.o \
 	lib/tok/tokenizer.o lib/tok/chunk.o
-NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
+NN_OBJ = lib/nn/config.o lib/nn/precision.o lib/nn/weights.o lib/nn/pack.o \
+	lib/nn/smooth.o lib/nn/layers.o lib/nn/attention.o \
 	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o
@@ -63,7 +64,7 @@ UNIT_OBJ = test/unit/test_tokenizer.o test/unit/test_safetensors.o \
 	test/unit/test_i8.o test/unit/test_attention.o test/unit/test_fields.o \
 	test/unit/test_search.o test/unit/test_chunk.o test/unit/test_file.o \
 	test/unit/test_bf16.o test/unit/test_static.o test/unit/test_strmap.o \
-	test/unit/test_utf8.o test/unit/test_grow.o
+	test/unit/test_utf8.o test/unit/test_grow.o test/unit/test_half.o
 
 # scripts installed as programs (cmd/ holds them under their installed
 # names, so that tests and man pages use those)
@@ -90,7 +91,7 @@ lib/libemb.a: $(LIB_OBJ)
 	$(AR) rcs $@ $(LIB_OBJ)
 
 # every object depends on every header: coarse, but never stale
-HDR = lib/emb.h lib/base/base.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
+HDR = lib/emb.h lib/base/base.h lib/base/half.h lib/base/bigmem.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/base/strmap.h lib/base/utf8.h lib/base/grow.h \
 	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \

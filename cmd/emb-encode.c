@@ -41,15 +41,14 @@ static const char usage[] =
 "                     document's, or none (its span only)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
 "  --batch-tokens N   tokens per forward pass (default 8192)\n"
-"  --weights int8     quantize the linear weights to int8 at load (W8)\n"
-"  --act int8         int8 activations too (W8A8; needs int8 weights: an\n"
-"                     emb-quantize checkpoint or --weights int8)\n"
-"  --act int8-smooth  W8A8 with per-channel smoothing: the linears that read\n"
-"                     a norm's output get activation outlier channels moved\n"
-"                     into the weights (SmoothQuant, from the norm's gains)\n"
-"  --compute fp32|bf16\n"
-"                     arithmetic of the linear layers (default fp32; bf16:\n"
-"                     bf16 weights and products, fp32 sums; not with --act)\n"
+"  --compute MODE     precision of the linear layers: fp32 (default); bf16\n"
+"                     (bf16 weights and products, fp32 sums); w8 (int8\n"
+"                     weights at load); w8a8 (int8 activations too);\n"
+"                     w8a8-smooth (W8A8 with activation outlier channels\n"
+"                     moved into the weights, SmoothQuant)\n"
+"  --weights int8, --act int8|int8-smooth\n"
+"                     the older spelling of w8, w8a8, w8a8-smooth (--act\n"
+"                     alone: over an emb-quantize int8 checkpoint)\n"
 "  --b64              write vectors as KEY_b64 (base64 little-endian float32)\n"
 "When tokenizing text (as emb-tokenize; input_ids, token_type_ids,\n"
 "truncated and prompt_length are written too):\n"
@@ -89,7 +88,6 @@ typedef struct ctx {
 	int normalize;          /* -1: the model's */
 	int dim, threads;
 	long long batch_tokens;
-	int w8, a8;             /* --weights int8, --act int8 (2: int8-smooth) */
 	emb_encoder e;          /* e.splade, e.terms, e.top_k: options */
 	emb_text_tok tt;        /* tt.tok NULL: no tokenizer files */
 	emb_pool_spec spec;
@@ -116,16 +114,9 @@ static int option(void *vc, int key, const char *arg, emb_err *err)
 		return 0;
 	case O_TERMS: c->e.terms = 1; return 0;
 	case O_WEIGHTS:
-		if (strcmp(arg, "int8"))
-			return emb_err_set(err, "--weights: '%s' is not int8", arg);
-		c->w8 = 1;
-		return 0;
+		return emb_prec_parse(&c->cli.prec, "weights", arg, err);
 	case O_ACT:
-		if (strcmp(arg, "int8") && strcmp(arg, "int8-smooth"))
-			return emb_err_set(err, "--act: '%s' is not int8 or int8-smooth",
-			                   arg);
-		c->a8 = strcmp(arg, "int8") ? 2 : 1;
-		return 0;
+		return emb_prec_parse(&c->cli.prec, "act", arg, err);
 	case O_NORM: c->normalize = 1; return 0;
 	case O_NONORM: c->normalize = 0; return 0;
 	case O_DIM: return emb_cli_dim(&c->dim, arg, err);
@@ -205,15 +196,16 @@ int main(int argc, char **argv)
 		emb_cli_usage_error(&c.cli, "--pool=splade takes no --dim, --normalize or --no-normalize");
 	if (c.cli.late && (!c.pool || c.e.splade || (c.modes && c.modes != EMB_POOL_MEAN)))
 		emb_cli_usage_error(&c.cli, "--late needs --pool (each window is the mean of its token embeddings)");
-	if (c.cli.bf16 && c.a8)
-		emb_cli_usage_error(&c.cli, "--compute bf16 and --act int8 exclude each other");
+	if (emb_prec_check(&c.cli.prec, &err) < 0)
+		emb_cli_usage_error(&c.cli, "%s", err.msg);
 	dir = emb_cli_model_dir(&c.cli, 1);
 	err.msg[0] = 0;
 	if ((pd = emb_static_detect(dir, &err)) != EMB_STATIC_NONE) {
 		emb_static_run so = { c.pool, c.modes, c.normalize, c.dim, c.threads };
 		if (pd < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-		if (c.e.splade || c.w8 || c.a8 || c.cli.bf16 || c.cli.chunk)
+		if (c.e.splade || strcmp(emb_prec_name(&c.cli.prec), "fp32") ||
+		    c.cli.chunk)
 			emb_cli_usage_error(&c.cli, "a static embedding model takes no --pool=splade, --weights, --act, --compute, --chunk or --late");
 		status = emb_static_encode(&c.cli, dir, &so);
 		free(dir);
@@ -221,9 +213,7 @@ int main(int argc, char **argv)
 	}
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
-	mo.weights_int8 = c.w8;
-	mo.act_int8 = c.a8;
-	mo.compute_bf16 = c.cli.bf16;
+	mo.prec = c.cli.prec;
 	if (emb_model_load(&m, dir, &mo, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	if (c.e.splade && emb_model_head(m) != EMB_HEAD_MLM)

@@ -7,33 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "io/io.h"
 #include "io/safetensors-internal.h"
-
-/* IEEE half -> float, exact (subnormals, inf, nan payload kept) */
-static float f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t ex = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
-	float f;
-
-	if (ex == 0x1f) {
-		u = sign | 0x7f800000u | (man << 13);
-	} else if (ex) {
-		u = sign | ((ex + 112) << 23) | (man << 13);
-	} else if (!man) {
-		u = sign;
-	} else {        /* subnormal: man * 2^-24, renormalize */
-		uint32_t e = 113;
-		while (!(man & 0x400u)) {
-			man <<= 1;
-			e--;
-		}
-		u = sign | (e << 23) | ((man & 0x3ffu) << 13);
-	}
-	memcpy(&f, &u, 4);
-	return f;
-}
 
 static inline uint16_t ld16(const unsigned char *p)
 {
@@ -153,7 +129,7 @@ int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err)
 		return 0;
 	case EMB_DT_F16:
 		for (i = 0; i < n; i++)
-			out[i] = f16_to_f32(ld16(p + 2 * i));
+			out[i] = emb_f16_to_f32(ld16(p + 2 * i));
 		return 0;
 	case EMB_DT_BF16:
 		for (i = 0; i < n; i++) {

@@ -5,9 +5,9 @@
  * + FMA; kernels_bf16_avx512.c: AVX-512 BF16, vdpbf16ps).  kernels.h's
  * table holds the one to use.
  *
- * Rounding fp32 -> bf16 (emb_f32_to_bf16) is the one vcvtne2ps2bf16
- * does: round to nearest even, NaN -> quiet NaN, zero and subnormal ->
- * signed zero.  Weights are rounded once at load, activations inside
+ * Rounding fp32 -> bf16 (emb_f32_to_bf16_ftz) is the one vcvtne2ps2bf16
+ * does: base/half.h's rule (round to nearest even, NaN -> quiet NaN)
+ * on the input with subnormals flushed to signed zero.  Weights are rounded once at load, activations inside
  * the GEMM (each kernel rounds its rows of x itself, the same way).
  *
  * Packed weights: W (N,K) as ceil(N/16) panels of 16 output columns and
@@ -32,28 +32,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "base/half.h"
 
-/* fp32 -> bf16 bits (see above) */
-static inline uint16_t emb_f32_to_bf16(float f)
+/* fp32 -> bf16 bits as the bf16 GEMMs round (see above): a subnormal
+ * input flushed to zero of its sign, as vcvtneps2bf16 does, then
+ * base/half.h's rule (nearest even, NaN quieted) */
+static inline uint16_t emb_f32_to_bf16_ftz(float f)
 {
 	uint32_t u;
 
 	memcpy(&u, &f, 4);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40);
 	if (!(u & 0x7f800000u))
 		return (uint16_t)((u >> 16) & 0x8000);
-	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-
-/* bf16 bits -> fp32 (exact) */
-static inline float emb_bf16_to_f32(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
+	return emb_f32_to_bf16(f);
 }
 
 /* uint16 elements of the packed form of W (n,k); 0 on overflow */

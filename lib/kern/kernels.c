@@ -200,11 +200,25 @@ static int find_ge_scalar(const float *row, const float *inv, int n, float bar)
 
 /* ---- end of the vector search kernels ---- */
 
+// y (n) = g (n) * x (n) / sqrt(mean(x^2) + eps)
+void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
+                        float eps)
+{
+	float sum = 0, r;
+
+	for (int i = 0; i < n; i++)
+		sum += x[i] * x[i];
+	r = 1.0f / sqrtf(sum / (float)n + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = g[i] * (x[i] * r);
+}
+
 const emb_kernels emb_kernels_scalar = {
 	.name = "scalar",
 	.gemm = gemm_scalar,
 	.gemm_act = gemm_act_scalar,
 	.layernorm = layernorm_scalar,
+	.rmsnorm = emb_rmsnorm_scalar,
 	.gelu = gelu_scalar,
 	.gelu_tanh = gelu_tanh_scalar,
 	.relu = relu_scalar,

@@ -72,6 +72,12 @@ typedef struct emb_kernels {
 	/* y (n) = (x - mean) / sqrt(var + eps) * g + b, one row; y may be x */
 	void (*layernorm)(float *y, const float *x, const float *g,
 	                  const float *b, int n, float eps);
+	/* y (n) = g * (x / sqrt(mean(x^2) + eps)), one row, float32 as
+	 * torch; y may be x.  Gemma's (1 + w): g holds 1 + w (added once at
+	 * load).  Every table's is the scalar one (emb_rmsnorm_scalar), so
+	 * the bits do not depend on the instruction set */
+	void (*rmsnorm)(float *y, const float *x, const float *g, int n,
+	                float eps);
 	/* x (n) in place: 0.5 x (1 + erf(x / sqrt 2)) */
 	void (*gelu)(float *x, int n);
 	/* x (n) in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
@@ -163,5 +169,20 @@ const emb_kernels *emb_kernels_get(const char *isa);
  */
 struct emb_err;
 int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
+
+/* the portable RMSNorm (the rmsnorm member of every table) */
+void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
+                        float eps);
+
+/* the table's in-place activation for ACT (EMB_KACT_*, what gemm_act
+ * fuses): the one map from EMB_KACT_* to the kernels; NULL for
+ * EMB_KACT_NONE or an unknown value */
+typedef void (*emb_act_fn)(float *x, int n);
+static inline emb_act_fn emb_kernels_act(const emb_kernels *k, int act)
+{
+	return act == EMB_KACT_GELU ? k->gelu :
+	       act == EMB_KACT_GELU_TANH ? k->gelu_tanh :
+	       act == EMB_KACT_RELU ? k->relu : NULL;
+}
 
 #endif /* EMB_KERNELS_H */

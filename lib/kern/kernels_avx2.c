@@ -437,6 +437,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.gemm = gemm_avx2,
 	.gemm_act = gemm_act_avx2,
 	.layernorm = layernorm_avx2,
+	.rmsnorm = emb_rmsnorm_scalar,
 	.gelu = gelu_avx2,
 	.gelu_tanh = gelu_tanh_avx2,
 	.relu = relu_avx2,

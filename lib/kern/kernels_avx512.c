@@ -399,6 +399,7 @@ const emb_kernels emb_kernels_avx512 = {
 	.gemm = gemm_avx512,
 	.gemm_act = gemm_act_avx512,
 	.layernorm = layernorm_avx512,
+	.rmsnorm = emb_rmsnorm_scalar,
 	.gelu = gelu_avx512,
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,

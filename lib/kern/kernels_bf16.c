@@ -24,14 +24,14 @@ void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k)
 				for (int t = 0; t < 2; t++) {
 					int j = 16 * p + c, kk = 2 * g + t;
 					*wb++ = j < n && kk < k ?
-					        emb_f32_to_bf16(w[(size_t)j * k + kk]) : 0;
+					        emb_f32_to_bf16_ftz(w[(size_t)j * k + kk]) : 0;
 				}
 }
 
 /* x[kk] rounded to bf16, as fp32; 0 past k */
 static float xr(const float *x, int kk, int k)
 {
-	return kk < k ? emb_bf16_to_f32(emb_f32_to_bf16(x[kk])) : 0.0f;
+	return kk < k ? emb_bf16_to_f32(emb_f32_to_bf16_ftz(x[kk])) : 0.0f;
 }
 
 // X (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16

@@ -8,7 +8,7 @@
  * g is 64 bytes (the two bf16 of each of its 16 columns), so 16
  * consecutive pairs are one B tile with a 64-byte stride.  The
  * activations are rounded to bf16 once per block of 32 rows and KB k
- * (vcvtneps2bf16, the rounding of emb_f32_to_bf16) into a stack buffer
+ * (vcvtneps2bf16, the rounding of emb_f32_to_bf16_ftz) into a stack buffer
  * the A tiles are loaded from, zero past k up to the next multiple of
  * 32.  The tile blocking is kernels_i8_amx.c's (kern/amx.h): 32 rows x
  * 2 panels in four accumulator tiles; between k blocks the partial sums

@@ -26,7 +26,7 @@
 #define KB 256          /* k per block (even) */
 #define MC 48           /* rows per block (the rounded block: 48 KiB) */
 
-/* x[0..n) -> r[0..KB): bf16-rounded fp32 (emb_f32_to_bf16), 0 past n */
+/* x[0..n) -> r[0..KB): bf16-rounded fp32 (emb_f32_to_bf16_ftz), 0 past n */
 INL void round_block(float *r, const float *x, int n)
 {
 	const __m256i abs = _mm256_set1_epi32(0x7fffffff);
@@ -52,7 +52,7 @@ INL void round_block(float *r, const float *x, int n)
 		_mm256_storeu_si256((__m256i *)(r + i), v);
 	}
 	for (; i < n; i++)
-		r[i] = emb_bf16_to_f32(emb_f32_to_bf16(x[i]));
+		r[i] = emb_bf16_to_f32(emb_f32_to_bf16_ftz(x[i]));
 	for (; i < KB; i++)
 		r[i] = 0.0f;
 }

@@ -6,7 +6,7 @@
  * from configure; only run when cpuid says the CPU has AVX512_BF16
  * (base/cpu.c).  The structure is kernels_bf16_avx2.c's: blocks of MC
  * rows, k in blocks of KB with the block's activations rounded once into
- * bf16 pairs (the same integer rounding as emb_f32_to_bf16), tiles of 8
+ * bf16 pairs (the same integer rounding as emb_f32_to_bf16_ftz), tiles of 8
  * rows x 16 columns (one zmm accumulator per row), partial sums waiting
  * in y.
  */
@@ -50,7 +50,7 @@ BF16 INL void round_block(uint32_t *r, const float *x, int n)
 		                    _mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
 	}
 	for (; i < n; i++)
-		h[i] = emb_f32_to_bf16(x[i]);
+		h[i] = emb_f32_to_bf16_ftz(x[i]);
 	for (; i < KB; i++)
 		h[i] = 0;
 }

@@ -80,7 +80,8 @@ static int load_norm(emb_model *m, emb_norm *out, const char *pre,
 /* a linear from up to three stems stacked along the output */
 static int load_linear(emb_model *m, emb_linear *out, const char *pre,
                        int nparts, const char *const *stems, const int *outs,
-                       int in, int bias, names_buf *nb, emb_err *err)
+                       int in, int bias, const emb_norm *from, names_buf *nb,
+                       emb_err *err)
 {
 	const char *wn[3], *bn[3];
 
@@ -89,7 +90,7 @@ static int load_linear(emb_model *m, emb_linear *out, const char *pre,
 		bn[i] = nm(nb->b[i], pre, stems[i], "bias");
 	}
 	return emb_model_linear_cat(out, m, nparts, wn, bias ? bn : NULL, outs,
-	                            in, err);
+	                            in, from, err);
 }
 
 static int load_layer_norms(emb_model *m, int l, emb_layer *L,
@@ -117,7 +118,7 @@ static const emb_norm *smooth_qkv(const emb_model *m, int l)
 	const emb_net *d = &m->net;
 	const emb_norm *nm;
 
-	if (!m->smooth)
+	if (m->prec.a8 != 2)
 		return NULL;
 	if (d->place == EMB_PLACE_POST)
 		nm = l ? &d->layer[l - 1].ffn_norm : &d->emb_norm;
@@ -137,34 +138,32 @@ static int load_layer(emb_model *m, int l, emb_layer *L, emb_err *err)
 	const char *qkv[3] = { n->q, n->k, n->v }, *up[2] = { n->up, n->up2 };
 	const int qkv_outs[3] = { nq, nkv, nkv }, fused = nq + 2 * nkv;
 	const int up_outs[2] = { I, I }, up_one = gated ? 2 * I : I;
+	const int smooth = m->prec.a8 == 2;
+	const emb_norm *up_from;
 	names_buf nb;
 	char pre[64];
 
 	snprintf(pre, sizeof(pre), n->layer, l);
-	/* W8A8 smoothing (weights.c) reads the norm that feeds QKV and up:
+	/* W8A8 smoothing (smooth.c) reads the norm that feeds QKV and up:
 	 * the norms first then */
-	if (m->smooth && load_layer_norms(m, l, L, pre, &nb, err))
+	if (smooth && load_layer_norms(m, l, L, pre, &nb, err))
 		return -1;
-	m->smooth_from = smooth_qkv(m, l);
-	if (load_linear(m, &L->qkv, pre, n->k ? 3 : 1, qkv,
-	                n->k ? qkv_outs : &fused, H, d->bias_qkv, &nb, err))
-		return m->smooth_from = NULL, -1;
-	m->smooth_from = NULL;
-	if (load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, &nb, err) ||
-	    (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
-	                                  I, d->bias_down, &nb, err)))
-		return -1;
-	m->smooth_from = d->place == EMB_PLACE_POST ? &L->attn_norm
-	                                            : &L->ffn_norm;
-	if (!m->smooth || !m->smooth_from->n)
-		m->smooth_from = NULL;
-	if (load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
-	                n->up2 ? up_outs : &up_one, H, d->bias_up, &nb, err))
-		return m->smooth_from = NULL, -1;
-	m->smooth_from = NULL;
-	return (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
-	                                      I, d->bias_down, &nb, err)) ||
-	       (!m->smooth && load_layer_norms(m, l, L, pre, &nb, err)) ? -1 : 0;
+	up_from = d->place == EMB_PLACE_POST ? &L->attn_norm : &L->ffn_norm;
+	if (!smooth || !up_from->n)
+		up_from = NULL;
+	return load_linear(m, &L->qkv, pre, n->k ? 3 : 1, qkv,
+	                   n->k ? qkv_outs : &fused, H, d->bias_qkv,
+	                   smooth_qkv(m, l), &nb, err) ||
+	       load_linear(m, &L->o, pre, 1, &n->o, &H, nq, d->bias_o, NULL, &nb,
+	                   err) ||
+	       (n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                     I, d->bias_down, NULL, &nb, err)) ||
+	       load_linear(m, &L->up, pre, n->up2 ? 2 : 1, up,
+	                   n->up2 ? up_outs : &up_one, H, d->bias_up, up_from,
+	                   &nb, err) ||
+	       (!n->down_first && load_linear(m, &L->down, pre, 1, &n->down, &H,
+	                                      I, d->bias_down, NULL, &nb, err)) ||
+	       (!smooth && load_layer_norms(m, l, L, pre, &nb, err)) ? -1 : 0;
 }
 
 int emb_net_load(emb_model *m, emb_err *err)
@@ -242,10 +241,7 @@ static void embed_task(void *ctx, size_t begin, size_t end, int tid)
 			if (j->next) {
 				const emb_norm *nm = j->next;
 				float *x = j->x + (size_t)(j->b->start[s] + i) * H;
-				if (nm->rms)
-					emb_rmsnorm_row(x, h, nm->w, H, nm->eps);
-				else
-					k->layernorm(x, h, nm->w, nm->b, H, nm->eps);
+				emb_norm_row(k, nm, x, h);
 			}
 		}
 	}

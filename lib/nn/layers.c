@@ -14,6 +14,20 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "nn/nn-internal.h"
+
+/* the fused epilogue (EMB_KACT_*) of activation ACT (EMB_ACT_*):
+ * EMB_KACT_NONE for none, -1 for one the kernels do not fuse (tanh,
+ * silu: a second pass, act_row); the kernel itself: emb_kernels_act */
+static int kact_of(int act)
+{
+	switch (act) {
+	case EMB_ACT_NONE: return EMB_KACT_NONE;
+	case EMB_ACT_GELU: return EMB_KACT_GELU;
+	case EMB_ACT_GELU_TANH: return EMB_KACT_GELU_TANH;
+	case EMB_ACT_RELU: return EMB_KACT_RELU;
+	default: return -1;
+	}
+}
 /* ------------------------------------------------------------------ */
 /* layers                                                              */
 
@@ -35,9 +49,7 @@ static void bf16_block(const emb_kernels *k, float *y, int ldy,
                        const float *x, int ldx, const emb_linear *l, int p0,
                        int n0, int n1, int rows, int kact)
 {
-	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
-	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
-	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+	emb_act_fn f = emb_kernels_act(k, kact);
 	size_t k2 = ((size_t)l->in + 1) / 2 * 2;
 
 	// x (rows, in) @ Wb[n0:n1]^T + b -> y (rows, n1-n0)
@@ -111,9 +123,7 @@ typedef struct i8_job {
 static void i8_act_rows(const emb_kernels *k, float *y, int ldy, int rows,
                         int cols, int kact)
 {
-	void (*f)(float *, int) = kact == EMB_KACT_GELU ? k->gelu :
-	                          kact == EMB_KACT_GELU_TANH ? k->gelu_tanh :
-	                          kact == EMB_KACT_RELU ? k->relu : NULL;
+	emb_act_fn f = emb_kernels_act(k, kact);
 
 	if (!f)
 		return;
@@ -271,7 +281,7 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 {
 	if (rows <= 0)
 		return;
-	if (l->wq && m->gemm_i8 &&
+	if (emb_linear_is_i8(l) &&
 	    linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE) == 0)
 		return;
 	linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
@@ -280,9 +290,7 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
                         int ldx, int rows, const emb_linear *l, int act)
 {
-	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
-	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
-	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : -1;
+	int kact = kact_of(act);
 
 	if (rows <= 0)
 		return;
@@ -290,10 +298,10 @@ void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
 		emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
 		return;
 	}
-	if (kact >= 0 && l->wq && m->gemm_i8 &&
+	if (kact >= 0 && emb_linear_is_i8(l) &&
 	    linear_i8(m, y, ldy, x, ldx, rows, l, kact) == 0)
 		return;
-	if (kact >= 0 && !(l->wq && m->gemm_i8)) {
+	if (kact >= 0 && !emb_linear_is_i8(l)) {
 		linear_f32(m, y, ldy, x, ldx, rows, l, kact);
 		return;
 	}
@@ -315,31 +323,38 @@ typedef struct rows_job {
 	const emb_norm *nm;
 } rows_job;
 
+/* rows [begin, end) of y (rows, nm->n) = nm(x + res), res may be NULL
+ * or y; in the calling thread */
+static void norm_rows(const emb_kernels *k, float *y, const float *x,
+                      const float *res, size_t begin, size_t end,
+                      const emb_norm *nm)
+{
+	size_t n = (size_t)nm->n;
+
+	for (size_t r = begin; r < end; r++) {
+		float *yr = y + r * n;
+		const float *xr = x + r * n;
+		if (res) {
+			const float *rr = res + r * n;
+			if (yr == rr) {
+				k->add(yr, xr, (int)n);
+			} else {
+				if (yr != xr)
+					memcpy(yr, xr, n * sizeof(float));
+				k->add(yr, rr, (int)n);
+			}
+			xr = yr;
+		}
+		emb_norm_row(k, nm, yr, xr);
+	}
+}
+
 static void norm_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const rows_job *j = ctx;
-	const emb_norm *nm = j->nm;
 
 	(void)tid;
-	for (size_t r = begin; r < end; r++) {
-		float *y = j->y + r * j->n;
-		const float *x = j->x + r * j->n;
-		if (j->res) {
-			const float *res = j->res + r * j->n;
-			if (y == res) {
-				j->k->add(y, x, j->n);
-			} else {
-				if (y != x)
-					memcpy(y, x, (size_t)j->n * sizeof(float));
-				j->k->add(y, res, j->n);
-			}
-			x = y;
-		}
-		if (nm->rms)
-			emb_rmsnorm_row(y, x, nm->w, j->n, nm->eps);
-		else
-			j->k->layernorm(y, x, nm->w, nm->b, j->n, nm->eps);
-	}
+	norm_rows(j->k, j->y, j->x, j->res, begin, end, j->nm);
 }
 
 void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
@@ -353,10 +368,13 @@ void emb_norm_fwd(emb_model *m, float *y, const float *x, const float *res,
 /* x (n) in place: act (EMB_ACT_*) */
 static void act_row(const emb_kernels *k, float *x, int n, int act)
 {
+	emb_act_fn f = emb_kernels_act(k, kact_of(act));
+
+	if (f) {
+		f(x, n);
+		return;
+	}
 	switch (act) {
-	case EMB_ACT_GELU: k->gelu(x, n); break;
-	case EMB_ACT_GELU_TANH: k->gelu_tanh(x, n); break;
-	case EMB_ACT_RELU: k->relu(x, n); break;
 	case EMB_ACT_TANH:
 		for (int i = 0; i < n; i++)
 			x[i] = tanhf(x[i]);
@@ -451,11 +469,12 @@ void emb_glu_fwd(emb_model *m, float *y, const float *x, int rows, int n,
  * emb_linear_act_fwd would: fp32 panels (bias and gelu/relu in the GEMM
  * epilogue), bf16 (bf16_block) or W8A8 (the block's rows quantized in
  * the task, emb_linear_i8_rows); W8 is fp32 on dequantized weights.
- * Every row's arithmetic is that of the separate layers (the kernels'
- * results depend neither on the number of rows nor on the column split),
- * so the output is bit-identical to the layers one by one ($EMB_NO_FUSE).
- * Used when there are enough row blocks for every thread; small batches
- * keep the column-split GEMMs.
+ * The steps are written once (post_half) and run either over one row
+ * block in a task or over all rows with each step threaded (the layers
+ * one by one, $EMB_NO_FUSE); the kernels' results depend neither on the
+ * number of rows nor on the column split, so the two give the same bits.
+ * Row blocks are used when there are enough of them for every thread;
+ * small batches keep the column-split GEMMs.
  */
 #define POST_RB 96      /* rows per block at most (the kernel's own block) */
 
@@ -486,11 +505,6 @@ size_t emb_post_attn_scratch(const emb_model *m, int rows,
 	return (size_t)rows * (p->up->out + (gated(p) ? p->down->in : 0));
 }
 
-static int is_i8(const emb_model *m, const emb_linear *l)
-{
-	return l->wq && m->gemm_i8;
-}
-
 /* y (n, l->out) = act(x (n, l->in) @ W^T + b) in the calling thread, the
  * path and the bits emb_linear_act_fwd gives; q8: W8A8 scratch
  * (emb_linear_i8_scratch bytes) */
@@ -499,12 +513,10 @@ static void block_linear(const emb_model *m, float *y, int ldy,
                          int act, uint8_t *q8)
 {
 	const emb_kernels *k = m->k;
-	int kact = act == EMB_ACT_GELU ? EMB_KACT_GELU
-	         : act == EMB_ACT_GELU_TANH ? EMB_KACT_GELU_TANH
-	         : act == EMB_ACT_RELU ? EMB_KACT_RELU : EMB_KACT_NONE;
+	int kact = kact_of(act) < 0 ? EMB_KACT_NONE : kact_of(act);
 	int rest = kact == EMB_KACT_NONE ? act : EMB_ACT_NONE;
 
-	if (is_i8(m, l))
+	if (emb_linear_is_i8(l))
 		// x (n, in) -> u8 rows; @ Wq^T -> y (n, out), kact per 64 columns
 		emb_linear_i8_rows(m, y, ldy, x, ldx, n, l, kact, q8);
 	else if (l->wb)
@@ -529,85 +541,53 @@ typedef struct post_job {
 	size_t q8_off;          /* bytes into each thread's slice */
 } post_job;
 
-static void norm_row(const emb_kernels *k, const emb_norm *nm, float *y,
-                     const float *x)
+/*
+ * Where the steps of the post-attention half run: over all rows with
+ * each step threaded (the layers one by one: column-split GEMMs, rows
+ * of norms across the pool), or over one row block in the calling
+ * thread (a task of post_task; q8: its W8A8 scratch).  Both give the
+ * same bits for every row.
+ */
+typedef struct post_exec {
+	emb_model *m;
+	int threaded;
+	uint8_t *q8;
+} post_exec;
+
+// y (n, l->out) = act(x (n, l->in) @ W^T + b)
+static void px_linear(const post_exec *e, float *y, int ldy, const float *x,
+                      int ldx, int n, const emb_linear *l, int act)
 {
-	if (nm->rms)
-		emb_rmsnorm_row(y, x, nm->w, nm->n, nm->eps);
+	if (e->threaded)
+		emb_linear_act_fwd(e->m, y, ldy, x, ldx, n, l, act);
 	else
-		k->layernorm(y, x, nm->w, nm->b, nm->n, nm->eps);
+		block_linear(e->m, y, ldy, x, ldx, n, l, act, e->q8);
 }
 
-static void post_task(void *ctx, size_t begin, size_t end, int tid)
+// y (n, nm->n) = nm(x + res)
+static void px_norm(const post_exec *e, float *y, const float *x,
+                    const float *res, int n, const emb_norm *nm)
 {
-	const post_job *j = ctx;
-	const emb_post_attn *p = j->p;
-	const emb_kernels *k = j->m->k;
-	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
-	int pre = p->place == EMB_PLACE_PRE;
-	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
-	float *mid = t + (size_t)j->rb * H;         /* (rb, U) */
-	float *g = mid + (size_t)j->rb * U;         /* gated: (rb, I) */
-	uint8_t *q8 = (uint8_t *)t + j->q8_off;
-
-	for (size_t blk = begin; blk < end; blk++) {
-		int r0 = (int)blk * j->rb;
-		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
-		float *h = j->h + (size_t)r0 * H;
-		const float *in = h;
-		if (n <= 0)
-			continue;
-		// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
-		block_linear(j->m, t, H, j->ctx + (size_t)r0 * Hc, Hc, n, p->o,
-		             EMB_ACT_NONE, q8);
-		// post: h = attn_norm(h + t); pre: h += [post_attn](t),
-		// t = ffn_norm(h)
-		for (int r = 0; r < n; r++) {
-			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
-			if (!pre) {
-				k->add(hr, tr, H);
-				norm_row(k, p->attn_norm, hr, hr);
-				continue;
-			}
-			if (p->post_attn->n)
-				norm_row(k, p->post_attn, tr, tr);
-			k->add(hr, tr, H);
-			norm_row(k, p->ffn_norm, tr, hr);
-		}
-		if (pre)
-			in = t;
-		if (!gated(p)) {
-			// act(in (n,H) @ Wup (I,H)^T) -> mid (n,I)
-			block_linear(j->m, mid, U, in, H, n, p->up, p->act, q8);
-		} else {
-			// in (n,H) @ Wup (2I,H)^T -> mid (n,2I); g (n,I) = glu(mid)
-			block_linear(j->m, mid, U, in, H, n, p->up, EMB_ACT_NONE, q8);
-			for (int r = 0; r < n; r++)
-				glu_row(k, g + (size_t)r * I, mid + (size_t)r * U, I,
-				        p->act, p->ffn == EMB_FFN_GLU);
-		}
-		// mid or g (n,I) @ Wdown (H,I)^T -> t (n,H)
-		block_linear(j->m, t, H, gated(p) ? g : mid, I, n, p->down,
-		             EMB_ACT_NONE, q8);
-		// post: h = ffn_norm(h + t); pre: h += [post_ffn](t); then
-		// out = next(h)
-		for (int r = 0; r < n; r++) {
-			float *hr = h + (size_t)r * H, *tr = t + (size_t)r * H;
-			if (!pre) {
-				k->add(hr, tr, H);
-				norm_row(k, p->ffn_norm, hr, hr);
-			} else {
-				if (p->post_ffn->n)
-					norm_row(k, p->post_ffn, tr, tr);
-				k->add(hr, tr, H);
-			}
-			if (p->next)
-				norm_row(k, p->next, p->out + (size_t)(r0 + r) * H, hr);
-		}
-	}
+	if (e->threaded)
+		emb_norm_fwd(e->m, y, x, res, n, nm);
+	else
+		norm_rows(e->m->k, y, x, res, 0, (size_t)n, nm);
 }
 
-/* h (T,H) += x (T,H) */
+// g (n, I) = glu(mid (n, 2I))
+static void px_glu(const post_exec *e, float *g, const float *mid, int n,
+                   int I, const emb_post_attn *p)
+{
+	if (e->threaded) {
+		emb_glu_fwd(e->m, g, mid, n, I, p->act, p->ffn == EMB_FFN_GLU);
+		return;
+	}
+	for (int r = 0; r < n; r++)
+		glu_row(e->m->k, g + (size_t)r * I, mid + (size_t)r * 2 * I, I,
+		        p->act, p->ffn == EMB_FFN_GLU);
+}
+
+/* h (n,H) += x (n,H) */
 static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
                      size_t H)
 {
@@ -615,46 +595,75 @@ static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
 		m->k->add(h + t * H, x + t * H, (int)H);
 }
 
-/* the layers one by one: x (rows,H) and mid scratch */
-static void post_layers(emb_model *m, float *h, const float *ctx, float *x,
-                        float *mid, int rows, const emb_post_attn *p)
+/*
+ * The post-attention half of n rows (the formulas above), written once:
+ * h (n,H) the residual stream, ctx (n,Hc) the attention output, t (n,H)
+ * and mid (n,U) [then g (n,I) when gated] scratch, out (n,H) the next
+ * norm's output (p->next).
+ */
+static void post_half(const post_exec *e, float *h, const float *ctx,
+                      float *t, float *mid, float *out, int n,
+                      const emb_post_attn *p)
 {
-	int H = p->o->out, U = p->up->out, I = p->down->in;
+	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
 	int pre = p->place == EMB_PLACE_PRE;
+	float *g = mid + (size_t)n * U;
 	const float *in = h;
 
-	// x = o ctx; h = attn_norm(h + x) or h += [post_attn](x)
-	emb_linear_fwd(m, x, H, ctx, p->o->in, rows, p->o);
+	// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
+	px_linear(e, t, H, ctx, Hc, n, p->o, EMB_ACT_NONE);
+	// post: h = attn_norm(h + t); pre: h += [post_attn](t),
+	// t = ffn_norm(h)
 	if (!pre) {
-		emb_norm_fwd(m, h, x, h, rows, p->attn_norm);
+		px_norm(e, h, t, h, n, p->attn_norm);
 	} else {
 		if (p->post_attn->n)
-			emb_norm_fwd(m, x, x, NULL, rows, p->post_attn);
-		add_rows(m, h, x, (size_t)rows, (size_t)H);
-		emb_norm_fwd(m, x, h, NULL, rows, p->ffn_norm);
-		in = x;
+			px_norm(e, t, t, NULL, n, p->post_attn);
+		add_rows(e->m, h, t, (size_t)n, (size_t)H);
+		px_norm(e, t, h, NULL, n, p->ffn_norm);
+		in = t;
 	}
-	// x = ffn(in): down(act(up in)), or down(glu(up in)) with mid (T,2I)
-	// then (T,I)
 	if (!gated(p)) {
-		emb_linear_act_fwd(m, mid, I, in, H, rows, p->up, p->act);
-		emb_linear_fwd(m, x, H, mid, I, rows, p->down);
+		// act(in (n,H) @ Wup (I,H)^T) -> mid (n,I)
+		px_linear(e, mid, U, in, H, n, p->up, p->act);
 	} else {
-		float *g = mid + (size_t)rows * U;
-		emb_linear_fwd(m, mid, U, in, H, rows, p->up);
-		emb_glu_fwd(m, g, mid, rows, I, p->act, p->ffn == EMB_FFN_GLU);
-		emb_linear_fwd(m, x, H, g, I, rows, p->down);
+		// in (n,H) @ Wup (2I,H)^T -> mid (n,2I); g (n,I) = glu(mid)
+		px_linear(e, mid, U, in, H, n, p->up, EMB_ACT_NONE);
+		px_glu(e, g, mid, n, I, p);
 	}
-	// h = ffn_norm(h + x) or h += [post_ffn](x); out = next(h)
+	// mid or g (n,I) @ Wdown (H,I)^T -> t (n,H)
+	px_linear(e, t, H, gated(p) ? g : mid, I, n, p->down, EMB_ACT_NONE);
+	// post: h = ffn_norm(h + t); pre: h += [post_ffn](t); then
+	// out = next(h)
 	if (!pre) {
-		emb_norm_fwd(m, h, x, h, rows, p->ffn_norm);
+		px_norm(e, h, t, h, n, p->ffn_norm);
 	} else {
 		if (p->post_ffn->n)
-			emb_norm_fwd(m, x, x, NULL, rows, p->post_ffn);
-		add_rows(m, h, x, (size_t)rows, (size_t)H);
+			px_norm(e, t, t, NULL, n, p->post_ffn);
+		add_rows(e->m, h, t, (size_t)n, (size_t)H);
 	}
 	if (p->next)
-		emb_norm_fwd(m, p->out, h, NULL, rows, p->next);
+		px_norm(e, out, h, NULL, n, p->next);
+}
+
+static void post_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const post_job *j = ctx;
+	const emb_post_attn *p = j->p;
+	int H = p->o->out, Hc = p->o->in;
+	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
+	post_exec e = { (emb_model *)j->m, 0, (uint8_t *)t + j->q8_off };
+
+	for (size_t blk = begin; blk < end; blk++) {
+		int r0 = (int)blk * j->rb;
+		int n = j->rows - r0 < j->rb ? j->rows - r0 : j->rb;
+		if (n <= 0)
+			continue;
+		/* t (n,H), mid (n,U), g (n,I) packed for this block's n rows */
+		post_half(&e, j->h + (size_t)r0 * H, j->ctx + (size_t)r0 * Hc, t,
+		          t + (size_t)n * H, p->next ? p->out + (size_t)r0 * H :
+		          NULL, n, p);
+	}
 }
 
 int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
@@ -670,7 +679,8 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	if (rows <= 0)
 		return 0;
 	if (!rb) {
-		post_layers(m, h, ctx, tmp, mid, rows, p);
+		post_exec e = { m, 1, NULL };
+		post_half(&e, h, ctx, tmp, mid, p->next ? p->out : NULL, rows, p);
 		return 0;
 	}
 	/* per thread: t (rb,H), mid (rb,U), [g (rb,I)], then the W8A8 rows
@@ -678,7 +688,7 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	fl = (size_t)rb * ((size_t)H + U + (gated(p) ? (size_t)I : 0));
 	fl = (fl + 15) / 16 * 16;
 	for (int i = 0; i < 3; i++)
-		if (is_i8(m, ls[i]) && emb_linear_i8_scratch(ls[i], rb) > q8)
+		if (emb_linear_is_i8(ls[i]) && emb_linear_i8_scratch(ls[i], rb) > q8)
 			q8 = emb_linear_i8_scratch(ls[i], rb);
 	each = fl + (q8 + sizeof(float) - 1) / sizeof(float);
 	each = (each + 15) / 16 * 16;
@@ -700,6 +710,7 @@ typedef struct hnorm_job {
 	float *x;
 	int ld, nheads;
 	const emb_norm *nm;
+	const emb_kernels *k;
 } hnorm_job;
 
 static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
@@ -710,14 +721,15 @@ static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
 	for (size_t r = begin; r < end; r++)
 		for (int h = 0; h < j->nheads; h++) {
 			float *x = j->x + r * (size_t)j->ld + (size_t)h * j->nm->n;
-			emb_rmsnorm_row(x, x, j->nm->w, j->nm->n, j->nm->eps);
+			// x (nm->n) -> RMSNorm in place
+			j->k->rmsnorm(x, x, j->nm->w, j->nm->n, j->nm->eps);
 		}
 }
 
 void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
                        const emb_norm *nm)
 {
-	hnorm_job j = { x, ld, nheads, nm };
+	hnorm_job j = { x, ld, nheads, nm, m->k };
 
 	emb_threads_for(m->tp, (size_t)(rows > 0 ? rows : 0), 16, hnorm_task, &j);
 }

@@ -162,6 +162,7 @@ int emb_model_load(emb_model **out, const char *dir,
 {
 	emb_model *m;
 	json_t *cfg = NULL;
+	emb_err pe;
 	char path[4200];
 	int threads = opts ? opts->threads : 0;
 	int rc = -1;
@@ -179,14 +180,11 @@ int emb_model_load(emb_model **out, const char *dir,
 		emb_err_set(err, "%s: not a JSON object", path);
 		goto out;
 	}
-	m->w8_load = opts && opts->weights_int8;
 	m->no_fuse = getenv("EMB_NO_FUSE") && *getenv("EMB_NO_FUSE");
-	m->a8 = opts && opts->act_int8;
-	m->smooth = opts && opts->act_int8 == 2;
-	m->bf16 = opts && opts->compute_bf16;
-	if (m->bf16 && m->a8) {
-		emb_err_set(err, "%s: bf16 compute and int8 activations exclude "
-		            "each other", dir);
+	if (opts)
+		m->prec = opts->prec;
+	if (emb_prec_check(&m->prec, &pe)) {
+		emb_err_set(err, "%s: %s", dir, pe.msg);
 		goto out;
 	}
 	if (pick_family(m, cfg, err) || m->fam->config(m, cfg, err) ||
@@ -201,10 +199,9 @@ int emb_model_load(emb_model **out, const char *dir,
 	}
 	if (emb_kernels_select(&m->k, err))
 		goto out;
-	if (m->a8) {
-		m->gemm_i8 = m->k->gemm_i8;
+	m->gemm_i8 = m->k->gemm_i8;
+	if (m->prec.a8)
 		m->i8_kernel = m->k->i8_name;
-	}
 	if (emb_safetensors_open(&m->st, dir, err) ||
 	    emb_safetensors_check_finite(m->st, err))
 		goto out;
@@ -220,7 +217,7 @@ int emb_model_load(emb_model **out, const char *dir,
 	}
 	if (emb_net_load(m, err))
 		goto out;
-	if (m->a8 && m->n_a8 == 0) {
+	if (m->prec.a8 && m->n_a8 == 0) {
 		emb_err_set(err, "%s: int8 activations need int8 weights (a "
 		            "checkpoint from emb-quantize --weights int8, or "
 		            "--weights int8)", dir);

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include "base/base.h"
+#include "base/bigmem.h"  /* emb_big_grow: the scratch buffers */
 #include "base/threadpool.h"
 #include "kern/kernels.h"
 #include "kern/qkernels.h"
@@ -30,17 +31,25 @@ typedef struct emb_linear {
 	const float *wp;        /* W (out,in) packed (kernels.h); model-owned */
 	const float *b;         /* (out) or NULL; model-owned */
 	int in, out;
-	/* W8A8 (model opened with act_int8): int8 weights, qkernels.h */
+	/* W8A8 (model opened with prec.a8): int8 weights, qkernels.h */
 	const int8_t *wq;       /* packed; NULL: float only */
 	const float *ws;        /* (out) row scales */
 	const int32_t *wsum;    /* (out) row sums of the int8 weights */
-	/* W8A8 smoothing (act_int8 2): (in) activation column scales 1/s_j;
+	/* W8A8 smoothing (prec.a8 2): (in) activation column scales 1/s_j;
 	 * the int8 weights are of W[:, j] * s_j; NULL: none */
 	const float *xcs;
-	/* bf16 compute (model opened with compute_bf16): W packed as bf16
+	/* bf16 compute (model opened with prec.bf16): W packed as bf16
 	 * (kern/bkernels.h), model-owned; then wp is NULL */
 	const uint16_t *wb;
 } emb_linear;
+
+/* the arithmetic of one linear layer, as loading decided it from the
+ * precision mode (weights.c): int8 activations when it has int8 weights
+ * packed for them; else bf16 when wb is set; else fp32 over wp */
+static inline int emb_linear_is_i8(const emb_linear *l)
+{
+	return l->wq != NULL;
+}
 
 typedef struct emb_norm {
 	const float *w;         /* (n) */
@@ -252,17 +261,14 @@ struct emb_model {
 	size_t rscratch_each, rscratch_len;
 	emb_alloc *allocs;      /* model-owned weight memory (chunks) */
 
-	/* int8 (emb_model_opts weights_int8, act_int8; I8 checkpoints) */
-	int w8_load, a8;
-	int smooth;             /* act_int8 2: SmoothQuant scales, weights.c */
-	const emb_norm *smooth_from;  /* the norm whose output the linear
-	                                 being loaded reads; NULL: none */
+	/* the precision mode (emb_model_opts prec); what it makes of each
+	 * linear layer is in the layer's packed form (emb_linear_is_i8) */
+	emb_prec prec;
 	int n_linear, n_w8, n_a8;  /* linear layers: all, int8 weights, W8A8 */
-	emb_gemm_i8_fn gemm_i8;
-	const char *i8_kernel;
+	emb_gemm_i8_fn gemm_i8; /* the table's int8 GEMM (never NULL) */
+	const char *i8_kernel;  /* its name, with int8 activations */
 	uint8_t *q8;            /* activation scratch: u8 rows, scales, zeros */
 	size_t q8_cap;          /* bytes */
-	int bf16;               /* emb_model_opts compute_bf16 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -310,11 +316,27 @@ int emb_model_table(const float **out, emb_model *m, const char *name,
 /*
  * A linear layer from NPARTS weight tensors stacked along the output
  * dimension (Q, K, V -> one QKV GEMM), each names[i] (outs[i], in), with
- * biases bnames[i] (bnames NULL: no bias).  Packed once here.
+ * biases bnames[i] (bnames NULL: no bias); FROM (borrowed, NULL: none):
+ * the norm whose output it reads, for W8A8 smoothing.  Packed once here.
  */
 int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
                          const char *const *names, const char *const *bnames,
-                         const int *outs, int in, emb_err *err);
+                         const int *outs, int in, const emb_norm *from,
+                         emb_err *err);
+/*
+ * The packed forms of W (n,k) that m->prec asks for (pack.c): out->wq,
+ * ws, wsum, xcs (int8) and out->wp or out->wb.  W: a float copy (W8
+ * rounds it in place; I8 checkpoints: FROM_I8 1), or NULL with WF the
+ * mapped fp32 tensor (no int8 then); PSIZE: emb_pack_size(n, k); FROM:
+ * the norm whose output the layer reads (W8A8 smoothing), or NULL.
+ */
+int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
+                    int n, int k, size_t psize, int from_i8,
+                    const emb_norm *from, emb_err *err);
+/* SmoothQuant of W (n,k), which reads the output of norm NM (smooth.c):
+ * W scaled in place, out->xcs new (model-owned) */
+int emb_smooth_weights(emb_linear *out, emb_model *m, const emb_norm *nm,
+                       float *w, int n, int k, emb_err *err);
 int emb_model_linear(emb_linear *out, emb_model *m, const char *wname,
                      const char *bname, int nout, int in, emb_err *err);
 /* LayerNorm (bname non-NULL) or RMSNorm (bname NULL) */
@@ -324,8 +346,17 @@ int emb_model_norm(emb_norm *out, emb_model *m, const char *wname,
 int emb_model_norm_kind(emb_norm *out, emb_model *m, const char *wname,
                         const char *bname, int n, float eps, int kind,
                         emb_err *err);
-void emb_rmsnorm_row(float *y, const float *x, const float *w, int n,
-                     float eps);
+/* y (nm->n) = the norm NM of x (nm->n), one row, y may be x: the one
+ * place that picks the kernel for a norm (RMSNorm or LayerNorm, from
+ * the kernel table K) */
+static inline void emb_norm_row(const emb_kernels *k, const emb_norm *nm,
+                                float *y, const float *x)
+{
+	if (nm->rms)
+		k->rmsnorm(y, x, nm->w, nm->n, nm->eps);
+	else
+		k->layernorm(y, x, nm->w, nm->b, nm->n, nm->eps);
+}
 
 /* ------------------------------------------------------------------ */
 /* layers (parallel over the model's thread pool)                      */
@@ -336,9 +367,6 @@ float *emb_model_scratch(emb_model *m, size_t n, emb_err *err);
 /* per-thread scratch of at least EACH floats for every pool thread
  * (m->tscratch, m->tscratch_each apart); 0 or -1 out of memory */
 int emb_model_thread_scratch(emb_model *m, size_t each, emb_err *err);
-/* grow the big buffer *p (cap floats, len bytes mapped) to at least n
- * floats (old contents dropped); 0 or -1 out of memory */
-int emb_big_grow(float **p, size_t *cap, size_t *len, size_t n);
 /* free every buffer weights.c handed out for m (weights, packed tables,
  * scratch) */
 void emb_model_memory_release(emb_model *m);
@@ -354,7 +382,7 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
  * fused into the GEMM epilogue (no second pass over y) */
 void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
                         int ldx, int rows, const emb_linear *l, int act);
-/* W8A8 only (l->wq and m->gemm_i8 set): y (rows, l->out) = act(x (rows,
+/* W8A8 only (emb_linear_is_i8): y (rows, l->out) = act(x (rows,
  * l->in) @ W^T + b) (kact: EMB_KACT_*) in the calling thread (e.g. inside
  * a row-block task), bit for bit what emb_linear_act_fwd gives; scratch:
  * emb_linear_i8_scratch(l, rows) bytes, 4-byte aligned */

@@ -13,22 +13,52 @@
 
 typedef struct emb_model emb_model;
 
+/*
+ * The precision mode of the linear layers (README "Precision modes"):
+ * the one value that emb-encode's and emb-rerank's options, emb.h's
+ * enum emb_precision and the loader share (nn/precision.c parses,
+ * names and checks it; weights.c and layers.c read it).  All zero:
+ * fp32.
+ */
+typedef struct emb_prec {
+	unsigned char w8;       /* 1: quantize float linear weights to int8
+	                           per row at load (W8: computed on the
+	                           dequantized weights); I8 checkpoints are
+	                           W8 anyway */
+	unsigned char a8;       /* 1: int8 activations too (W8A8, u8 x s8);
+	                           needs int8 weights (w8 or an I8
+	                           checkpoint); 2: W8A8 with smoothing
+	                           (SmoothQuant, alpha 0.5: each linear that
+	                           reads a norm's output gets per-input-channel
+	                           scales from the norm's gain and bias,
+	                           migrated into the weights at load) */
+	unsigned char bf16;     /* 1: linear layers in bf16 (weights rounded
+	                           at load, activations in the GEMM, fp32
+	                           sums; kern/bkernels.h); not with a8 */
+} emb_prec;
+
+/*
+ * Parse one command-line option into *p: OPT "compute" with ARG fp32,
+ * bf16, w8, w8a8 or w8a8-smooth (the whole mode), or the older spellings
+ * OPT "weights" with ARG int8 (sets w8) and OPT "act" with int8 or
+ * int8-smooth (sets a8).  0, or -1 with ERR naming the option and value.
+ */
+int emb_prec_parse(emb_prec *p, const char *opt, const char *arg,
+                   emb_err *err);
+/* *p from emb.h's enum emb_precision value V (0 fp32, 1 bf16, 2 W8,
+ * 3 W8A8, 4 W8A8 smoothed; st/embed.c asserts the enum says the same);
+ * 0, or -1 (ERR) when V is no such value */
+int emb_prec_from_enum(emb_prec *p, int v, emb_err *err);
+/* the exclusions, checked once for every entry point: 0, or -1 with ERR
+ * saying which (bf16 with int8 activations) */
+int emb_prec_check(const emb_prec *p, emb_err *err);
+/* the mode's name as --compute spells it ("fp32", "w8a8-smooth", ...;
+ * "bf16+w8" for bf16 over int8 weights); static */
+const char *emb_prec_name(const emb_prec *p);
+
 typedef struct emb_model_opts {
 	int threads;            /* 0: all online cores */
-	int weights_int8;       /* 1: quantize linear weights to int8 per row
-	                           at load (W8: computed on the dequantized
-	                           weights); I8 checkpoints are W8 anyway */
-	int act_int8;           /* 1: int8 activations too (W8A8, u8 x s8
-	                           with AVX-512 VNNI when present); needs int8
-	                           weights (weights_int8 or an I8 checkpoint);
-	                           2: W8A8 with smoothing (SmoothQuant, alpha
-	                           0.5): each linear that reads a norm's output
-	                           gets per-input-channel scales s_j from the
-	                           norm's gain and bias, migrated into the
-	                           weights at load (emb-encode --act int8-smooth) */
-	int compute_bf16;       /* 1: linear layers in bf16 (weights rounded
-	                           at load, activations in the GEMM, fp32
-	                           sums; kern/bkernels.h); not with act_int8 */
+	emb_prec prec;          /* the linear layers' precision (zero: fp32) */
 } emb_model_opts;
 
 /*

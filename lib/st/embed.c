@@ -639,12 +639,12 @@ int emb_embedder_load(emb_embedder **out, const char *dir,
 		emb_encoding_init(&e->encs[i]);
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = o->threads;
-	mo.compute_bf16 = o->precision == EMB_PRECISION_BF16;
-	mo.weights_int8 = o->precision == EMB_PRECISION_W8 ||
-	                  o->precision == EMB_PRECISION_W8A8 ||
-	                  o->precision == EMB_PRECISION_W8A8_SMOOTH;
-	mo.act_int8 = o->precision == EMB_PRECISION_W8A8 ? 1 :
-	              o->precision == EMB_PRECISION_W8A8_SMOOTH ? 2 : 0;
+	/* the values emb_prec_from_enum reads */
+	_Static_assert(EMB_PRECISION_FP32 == 0 && EMB_PRECISION_BF16 == 1 &&
+	               EMB_PRECISION_W8 == 2 && EMB_PRECISION_W8A8 == 3 &&
+	               EMB_PRECISION_W8A8_SMOOTH == 4, "enum emb_precision");
+	if (emb_prec_from_enum(&mo.prec, o->precision, &er) < 0)
+		goto fail;
 	memset(&to, 0, sizeof(to));
 	to.max_length = o->max_length > 0 ? o->max_length : 0;
 	to.no_truncate = o->max_length < 0;
@@ -728,43 +728,77 @@ int emb_embedder_tokenize(const emb_embedder *e, int32_t **ids, size_t *n,
 	return 0;
 }
 
-/* the K sequences in e->seqs -> rows of out (K, e->dim) */
-static int embed_pass(emb_embedder *e, float *out, int k, size_t tokens,
-                      size_t first, emb_err *er)
+int emb_forward_pool(emb_model *m, float **scratch, size_t *cap,
+                     const emb_seq *seqs, int k, const emb_pool_spec *spec,
+                     const size_t *skip, emb_rows_fn each, void *u,
+                     int *at, emb_err *err)
 {
-	size_t h = (size_t)e->hidden, off = 0;
+	size_t h = (size_t)emb_model_hidden_size(m), tokens = 0, off = 0;
 
-	if (tokens * h > e->scratch_cap) {
-		float *p = realloc(e->scratch, tokens * h * sizeof(float));
+	*at = -1;
+	for (int i = 0; i < k; i++)
+		tokens += (size_t)seqs[i].len;
+	if (tokens > SIZE_MAX / sizeof(float) / (h ? h : 1))
+		return emb_err_set(err, "out of memory");
+	if (tokens * h > *cap) {
+		float *p = realloc(*scratch, tokens * h * sizeof(float));
 		if (!p)
-			return emb_err_set(er, "out of memory");
-		e->scratch = p;
-		e->scratch_cap = tokens * h;
+			return emb_err_set(err, "out of memory");
+		*scratch = p;
+		*cap = tokens * h;
 	}
 	// forward: seqs (k) -> scratch (tokens, hidden)
-	if (emb_model_forward(e->m, e->scratch, e->seqs, k, er) < 0)
+	if (emb_model_forward(m, *scratch, seqs, k, err) < 0)
 		return -1;
 	for (int i = 0; i < k; i++) {
-		float *v;
-		int vn;
-		char m[EMB_ERR_MAX];
-		if (emb_pool_apply(&v, &vn, &e->spec, e->scratch + off * h,
-		                   e->seqs[i].len, e->hidden, (int)e->skip[i],
-		                   er) < 0) {
-			snprintf(m, sizeof(m), "%s", er->msg);
-			return emb_err_set(er, "text %zu: %s", first + (size_t)i, m);
-		}
-		if (vn != e->dim) {
+		float *tok = *scratch + off * h, *v = tok;
+		int vn = seqs[i].len * (int)h, rc;
+		off += (size_t)seqs[i].len;
+		*at = i;
+		// tok (len, hidden) -> v (vn): pooling and the modules after it
+		if (spec && emb_pool_apply(&v, &vn, spec, tok, seqs[i].len,
+		                           (int)h, skip ? (int)skip[i] : 0, err) < 0)
+			return -1;
+		rc = each(u, i, &v, vn, err);
+		if (spec)
 			free(v);
-			return emb_err_set(er, "text %zu: %d values, want %d",
-			                   first + (size_t)i, vn, e->dim);
-		}
-		memcpy(out + (size_t)i * (size_t)e->dim, v,
-		       (size_t)vn * sizeof(float));
-		free(v);
-		off += (size_t)e->seqs[i].len;
+		if (rc < 0)
+			return -1;
 	}
+	*at = -1;
 	return 0;
+}
+
+typedef struct embed_rows {
+	const emb_embedder *e;
+	float *out;             /* (k, e->dim) */
+} embed_rows;
+
+static int embed_row(void *u, int i, float **v, int vn, emb_err *err)
+{
+	const embed_rows *r = u;
+
+	if (vn != r->e->dim)
+		return emb_err_set(err, "%d values, want %d", vn, r->e->dim);
+	memcpy(r->out + (size_t)i * (size_t)vn, *v, (size_t)vn * sizeof(float));
+	return 0;
+}
+
+/* the K sequences in e->seqs -> rows of out (K, e->dim) */
+static int embed_pass(emb_embedder *e, float *out, int k, size_t first,
+                      emb_err *er)
+{
+	embed_rows r = { e, out };
+	char m[EMB_ERR_MAX];
+	int at;
+
+	if (emb_forward_pool(e->m, &e->scratch, &e->scratch_cap, e->seqs, k,
+	                     &e->spec, e->skip, embed_row, &r, &at, er) == 0)
+		return 0;
+	if (at < 0)
+		return -1;
+	snprintf(m, sizeof(m), "%s", er->msg);
+	return emb_err_set(er, "text %zu: %s", first + (size_t)at, m);
 }
 
 /* emb_embed with a static model: each text tokenized and averaged */
@@ -844,8 +878,8 @@ int emb_embed(emb_embedder *e, float *out, const char *const *texts,
 			emb_seq s = e->seqs[k];
 			size_t sk = e->skip[k];
 			emb_encoding tmp = e->encs[k];
-			if (embed_pass(e, out + first * (size_t)e->dim, k, tokens,
-			               first, &er) < 0)
+			if (embed_pass(e, out + first * (size_t)e->dim, k, first,
+			               &er) < 0)
 				return fail_msg(err, errsz, &er);
 			/* move it to slot 0 (swap the encodings: no copy) */
 			e->encs[k] = e->encs[0];
@@ -860,16 +894,16 @@ int emb_embed(emb_embedder *e, float *out, const char *const *texts,
 		k++;
 		i++;
 		if (k == EMBED_BATCH_SEQS) {
-			if (embed_pass(e, out + first * (size_t)e->dim, k, tokens,
-			               first, &er) < 0)
+			if (embed_pass(e, out + first * (size_t)e->dim, k, first,
+			               &er) < 0)
 				return fail_msg(err, errsz, &er);
 			first = i;
 			k = 0;
 			tokens = 0;
 		}
 	}
-	if (k > 0 && embed_pass(e, out + first * (size_t)e->dim, k, tokens,
-	                        first, &er) < 0)
+	if (k > 0 && embed_pass(e, out + first * (size_t)e->dim, k, first,
+	                        &er) < 0)
 		return fail_msg(err, errsz, &er);
 	return 0;
 }

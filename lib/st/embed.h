@@ -145,6 +145,23 @@ int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
 /* the record's "prompt_length" (0 when absent) */
 int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
 
+/*
+ * The batch forward then the pooling, for emb_embed and emb-encode: the
+ * K sequences SEQS forwarded as one batch into *scratch (grown to the
+ * batch's tokens x hidden floats, *cap floats; new, free()), then for
+ * each sequence i in order EACH(U, i, &v, vn, err) with v its pooled
+ * vector of vn values (SPEC set: emb_pool_apply, prompt length SKIP[i],
+ * SKIP may be NULL; new, freed after EACH unless EACH takes it by
+ * setting v to NULL) or, SPEC NULL, its token rows (len, hidden),
+ * borrowed.  0, or -1 with ERR and *AT the failing sequence (-1: the
+ * forward itself), EACH's -1 included.
+ */
+typedef int (*emb_rows_fn)(void *u, int i, float **v, int vn, emb_err *err);
+int emb_forward_pool(emb_model *m, float **scratch, size_t *cap,
+                     const emb_seq *seqs, int k, const emb_pool_spec *spec,
+                     const size_t *skip, emb_rows_fn each, void *u,
+                     int *at, emb_err *err);
+
 /* ------------------------------------------------------------------ */
 /* emb_embedder: the public API, declared in lib/emb.h (a header without
  * dependencies, the one programs outside emb include); implemented in

@@ -137,49 +137,6 @@ void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
 /* ------------------------------------------------------------------ */
 /* quantized checkpoints                                               */
 
-uint16_t emb_f32_to_f16(float f)
-{
-	uint32_t x, sign, man, h, rem;
-	int32_t e;
-
-	memcpy(&x, &f, 4);
-	sign = (x >> 16) & 0x8000;
-	man = x & 0x7fffff;
-	if (((x >> 23) & 0xff) == 0xff)
-		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-	e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-	if (e >= 31)
-		return (uint16_t)(sign | 0x7c00);
-	if (e <= 0) {            /* subnormal half */
-		int shift = 14 - e;
-		if (shift > 24)
-			return (uint16_t)sign;
-		man |= 0x800000;
-		h = man >> shift;
-		rem = man & ((1u << shift) - 1);
-		if (rem > (1u << (shift - 1)) ||
-		    (rem == (1u << (shift - 1)) && (h & 1)))
-			h++;
-		return (uint16_t)(sign | h);
-	}
-	h = sign | ((uint32_t)e << 10) | (man >> 13);
-	rem = man & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;            /* a carry into the exponent is still right */
-	return (uint16_t)h;
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)((x >> 16) | 0x40);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
-}
-
 /* a linear layer's weight: 2-D "*.weight", not an embedding or a norm */
 static int is_linear(const emb_tensor *t)
 {
@@ -373,7 +330,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 		} else {
 			unsigned char *o = obuf;
 			for (size_t k = 0; k < cnt; k++) {
-				uint16_t v = f16 ? emb_f32_to_f16(buf[k]) : f32_to_bf16(buf[k]);
+				uint16_t v = f16 ? emb_f32_to_f16(buf[k]) : emb_f32_to_bf16(buf[k]);
 				o[2 * k] = (unsigned char)(v & 0xff);
 				o[2 * k + 1] = (unsigned char)(v >> 8);
 			}

@@ -7,6 +7,7 @@
 #define EMB_ST_H
 
 #include "base/base.h"
+#include "base/half.h"  /* emb_f32_to_f16 and the other conversions */
 #include "io/io.h"
 #include "tok/tok.h"
 #include "nn/nn.h"
@@ -106,8 +107,6 @@ enum emb_vq {
 	EMB_VQ_UBINARY = 4,     /* packbits(x > 0) */
 };
 /* "int8", "uint8", "binary", "ubinary" -> enum emb_vq; 0 when unknown */
-/* f (float32) as IEEE half, rounded to nearest even (overflow: inf) */
-uint16_t emb_f32_to_f16(float f);
 int emb_vq_parse(const char *s);
 const char *emb_vq_name(int kind);   /* also the output field name */
 /* values per quantized vector of dim floats */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include "base/bigmem.h"
 #include "tok/vocab.h"
 
 #define MAX_ID (1 << 26)
@@ -15,48 +15,26 @@
 /* ------------------------------------------------------------------ */
 /* big hash tables                                                     */
 
-#define HUGE_PAGE ((size_t)2 << 20)
-
 void *tk_table_calloc(size_t n, size_t size)
 {
-	size_t bytes;
+	size_t bytes, len;
 
 	if (size && n > SIZE_MAX / size)
 		return NULL;
 	bytes = n * size;
-#ifdef MADV_HUGEPAGE
 	/* probed at random: on 2 MB pages, where the system lends them,
-	 * most lookups spare a TLB miss; fresh pages come zeroed */
-	if (bytes >= HUGE_PAGE && bytes <= SIZE_MAX - HUGE_PAGE) {
-		char *p = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE,
-		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
-		size_t head;
-		if (p == MAP_FAILED)
-			return NULL;
-		a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-		head = (size_t)(a - p);
-		if (head)
-			munmap(p, head);
-		if (HUGE_PAGE - head)
-			munmap(a + bytes, HUGE_PAGE - head);
-		madvise(a, bytes, MADV_HUGEPAGE);
-		return a;
-	}
-#endif
+	 * most lookups spare a TLB miss */
+	if (bytes >= EMB_BIG_ALIGN)
+		return emb_big_alloc(bytes, &len);
 	return calloc(n, size);
 }
 
 void tk_table_free(void *p, size_t n, size_t size)
 {
-	if (!p)
-		return;
-#ifdef MADV_HUGEPAGE
-	if (n * size >= HUGE_PAGE) {
-		munmap(p, n * size);
-		return;
-	}
-#endif
-	free(p);
+	if (n * size >= EMB_BIG_ALIGN)
+		emb_big_free(p, n * size);
+	else
+		free(p);
 }
 
 /* ------------------------------------------------------------------ */

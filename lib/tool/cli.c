@@ -221,12 +221,12 @@ static int common_option(emb_cli *c, int key, const char *arg)
 			emb_cli_usage_error(c, "--window-text: '%s' is not slice, full or none",
 			                    arg);
 		return 0;
-	case K_COMPUTE:
-		if (strcmp(arg, "fp32") && strcmp(arg, "bf16"))
-			emb_cli_usage_error(c, "--compute: '%s' is not fp32 or bf16",
-			                    arg);
-		c->bf16 = !strcmp(arg, "bf16");
+	case K_COMPUTE: {
+		emb_err e;
+		if (emb_prec_parse(&c->prec, "compute", arg, &e) < 0)
+			emb_cli_usage_error(c, "%s", e.msg);
 		return 0;
+	}
 	}
 	return -1;
 }

@@ -59,7 +59,7 @@ enum {
 	                            --prompt-name --no-prompt --tokens */
 	EMB_CLI_CHUNK = 1u << 4, /* --chunk W --overlap K (windows) */
 	EMB_CLI_LATE = 1u << 5,  /* --late (with --chunk) */
-	EMB_CLI_COMPUTE = 1u << 6, /* --compute fp32|bf16 (linear layers) */
+	EMB_CLI_COMPUTE = 1u << 6, /* --compute MODE (nn.h emb_prec) */
 };
 
 /*
@@ -119,8 +119,9 @@ typedef struct emb_cli {
 	 * --window-text (EMB_WINDOW_TEXT_*) */
 	long long chunk, overlap;
 	int late, window_text;
-	/* --compute bf16: emb_model_opts.compute_bf16 */
-	int bf16;
+	/* --compute MODE (and emb-encode's --weights, --act): the precision
+	 * mode, emb_model_opts.prec */
+	emb_prec prec;
 	/* windows (--chunk without --late): new at emb_cli_parse, bound to
 	 * the tokenizer by emb_text_tok_setup, freed by emb_cli_run */
 	emb_chunker *chunker;

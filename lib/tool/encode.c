@@ -28,8 +28,10 @@ void emb_encoder_release(emb_encoder *e)
 {
 	free(e->scratch);
 	free(e->seqs);
+	free(e->skips);
 	e->scratch = NULL;
 	e->seqs = NULL;
+	e->skips = NULL;
 	e->scratch_cap = 0;
 	e->seqs_cap = 0;
 }
@@ -197,16 +199,48 @@ static int run_splade(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err)
 	return 0;
 }
 
+typedef struct enc_rows {
+	const emb_encoder *e;
+	emb_cli_rec **rs;
+} enc_rows;
+
+/* sequence i's pooled vector (taken) or token rows (copied) -> its record */
+static int enc_row(void *u, int i, float **v, int vn, emb_err *err)
+{
+	const enc_rows *r = u;
+	emb_enc_rec *o = r->rs[i]->user;
+
+	if (r->e->spec) {
+		free(o->v);
+		o->v = *v;
+		o->vn = vn;
+		o->vcap = 0;
+		*v = NULL;
+	} else {
+		if (grow(&o->v, &o->vcap, (size_t)vn, err) < 0)
+			return -1;
+		memcpy(o->v, *v, (size_t)vn * sizeof(float));
+	}
+	if (!all_finite(o->v, (size_t)vn)) {
+		r->rs[i]->bad = 1;
+		emb_err_set(&r->rs[i]->err, "%s", not_finite);
+	}
+	return 0;
+}
+
 int emb_encoder_run(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err)
 {
-	size_t total = 0, off = 0, h = (size_t)e->hidden;
-	int i;
+	enc_rows r = { e, rs };
+	int i, at;
 
 	if (n > e->seqs_cap) {
 		emb_seq *s = realloc(e->seqs, (size_t)n * sizeof(*s));
-		if (!s)
+		size_t *k = s ? realloc(e->skips, (size_t)n * sizeof(*k)) : NULL;
+		if (s)
+			e->seqs = s;
+		if (!k)
 			return emb_err_set(err, "out of memory");
-		e->seqs = s;
+		e->skips = k;
 		e->seqs_cap = n;
 	}
 	for (i = 0; i < n; i++) {
@@ -214,37 +248,12 @@ int emb_encoder_run(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err)
 		e->seqs[i].ids = o->ids;
 		e->seqs[i].type_ids = o->has_types ? o->types : NULL;
 		e->seqs[i].len = (int)o->n;
-		total += o->n;
+		e->skips[i] = (size_t)o->skip;
 	}
 	if (e->splade)
 		return run_splade(e, rs, n, err);
-	if (grow(&e->scratch, &e->scratch_cap, total * h, err) < 0)
-		return -1;
-	// forward: seqs -> scratch (total tokens, hidden)
-	if (emb_model_forward(e->m, e->scratch, e->seqs, n, err) < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		emb_enc_rec *o = rs[i]->user;
-		const float *tok = e->scratch + off * h;
-		off += o->n;
-		if (e->spec) {
-			free(o->v);
-			o->v = NULL;
-			o->vcap = 0;
-			if (emb_pool_apply(&o->v, &o->vn, e->spec, tok, (int)o->n,
-			                   e->hidden, o->skip, err) < 0)
-				return -1;
-		} else {
-			if (grow(&o->v, &o->vcap, o->n * h, err) < 0)
-				return -1;
-			memcpy(o->v, tok, o->n * h * sizeof(float));
-		}
-		if (!all_finite(o->v, e->spec ? (size_t)o->vn : o->n * h)) {
-			rs[i]->bad = 1;
-			emb_err_set(&rs[i]->err, "%s", not_finite);
-		}
-	}
-	return 0;
+	return emb_forward_pool(e->m, &e->scratch, &e->scratch_cap, e->seqs, n,
+	                        e->spec, e->skips, enc_row, &r, &at, err);
 }
 
 int emb_out_tok_fields(emb_buf *b, const emb_tokenizer *tok,

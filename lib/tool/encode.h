@@ -41,6 +41,7 @@ typedef struct emb_encoder {
 	float *scratch;
 	size_t scratch_cap;
 	emb_seq *seqs;
+	size_t *skips;          /* (seqs_cap) prompt tokens for pooling */
 	int seqs_cap;
 } emb_encoder;
 

@@ -725,7 +725,7 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c->threads;
-	mo.compute_bf16 = cli->bf16;
+	mo.prec = cli->prec;
 	if (emb_static_detect(dir, err) > 0)
 		return emb_err_set(err, "%s: a static embedding model is not a cross-encoder (embed with emb-encode --pool, rank with emb-search)",
 		                   dir);

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "base/half.h"
 #include "base/strmap.h"
 #include "tool/emb-tool.h"
 
@@ -59,50 +60,6 @@ float emb_synth_value(uint64_t seed, const char *name, uint64_t i,
                       float scale, float offset)
 {
 	return element(emb_synth_fnv1a64(name) ^ seed, i, scale, offset);
-}
-
-/* float -> IEEE half, round to nearest even (as numpy astype(float16)) */
-static uint16_t f32_to_f16(float f)
-{
-	uint32_t u, sign, ex, man, r, rem, half;
-	int e, shift;
-
-	memcpy(&u, &f, 4);
-	sign = (u >> 16) & 0x8000u;
-	ex = (u >> 23) & 0xffu;
-	man = u & 0x7fffffu;
-	if (ex == 0xff)
-		return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
-	e = (int)ex - 127 + 15;
-	if (e >= 0x1f)
-		return (uint16_t)(sign | 0x7c00u);
-	if (e <= 0) {
-		if (e < -10)
-			return (uint16_t)sign;
-		man |= 0x800000u;
-		shift = 14 - e;
-		r = man >> shift;
-		rem = man & ((1u << shift) - 1);
-		half = 1u << (shift - 1);
-		if (rem > half || (rem == half && (r & 1)))
-			r++;
-		return (uint16_t)(sign | r);
-	}
-	r = ((uint32_t)e << 10) | (man >> 13);
-	rem = man & 0x1fffu;
-	if (rem > 0x1000u || (rem == 0x1000u && (r & 1)))
-		r++;
-	return (uint16_t)(sign | r);
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-	uint32_t u;
-	uint64_t x;
-
-	memcpy(&u, &f, 4);
-	x = (uint64_t)u;
-	return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
 /* ------------------------------------------------------------------ */
@@ -602,7 +559,7 @@ static int write_st(const char *out, const char *file, const spec *sp, size_t n,
 			case EMB_DT_BF16:
 				for (k = 0; k < m; k++) {
 					uint16_t x = sp[i].dtype == EMB_DT_F16 ?
-					             f32_to_f16(vals[k]) : f32_to_bf16(vals[k]);
+					             emb_f32_to_f16(vals[k]) : emb_f32_to_bf16(vals[k]);
 					bytes[2 * k] = (unsigned char)x;
 					bytes[2 * k + 1] = (unsigned char)(x >> 8);
 				}

@@ -19,12 +19,20 @@ head -$n "$G" > "$T/g60"
 
 emb-encode -m "$F" --compute fp64 < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "--compute fp64: exit 2" "$s" 2
-t_grep "... names the value" "'fp64' is not fp32 or bf16" "$T/err"
+t_grep "... names the value" "'fp64' is not fp32, bf16, w8, w8a8 or w8a8-smooth" "$T/err"
 emb-encode -m "$F" --compute bf16 --weights int8 --act int8 < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "--compute bf16 with --act int8: exit 2" "$s" 2
 t_grep "... says why" "exclude each other" "$T/err"
 emb-rerank -m "$F" --compute half < /dev/null > /dev/null 2> "$T/err"; s=$?
 t_eq "emb-rerank --compute half: exit 2" "$s" 2
+# emb-rerank takes every mode of --compute (the same option parser)
+CE=$(t_fixture ce-minilm-l6)
+head -20 "$D/real/pairs.jsonl" > "$T/p20"
+emb-rerank -m "$CE" -j 2 --logits "$T/p20" > "$T/rr-fp32"
+emb-rerank -m "$CE" -j 2 --logits --compute w8a8 "$T/p20" > "$T/rr-w8a8"; s=$?
+t_eq "emb-rerank --compute w8a8: exit 0" "$s" 0
+t_eq "... one record per pair" "$(wc -l < "$T/rr-w8a8" | tr -d ' ')" 20
+if cmp -s "$T/rr-fp32" "$T/rr-w8a8"; then t_fail "... differs from fp32 (int8 GEMM used)"; else t_pass "... differs from fp32 (int8 GEMM used)"; fi
 
 emb-encode -m "$F" -j 2 --pool "$T/c60" > "$T/fp32"
 emb-encode -m "$F" -j 2 --pool --compute fp32 "$T/c60" > "$T/fp32b"

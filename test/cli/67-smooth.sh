@@ -27,6 +27,24 @@ fi
 emb-encode -m "$F" -j 1 --batch-tokens 1 --pool --weights int8 --act int8-smooth "$T/g80" > "$T/sm-one"
 t_ok "one record at a time == the batch" cmp -s "$T/sm" "$T/sm-one"
 
+# --compute names the whole mode; --weights and --act are its older
+# spelling, the same modes bit for bit
+emb-encode -m "$F" -j 2 --pool --compute w8a8-smooth "$T/g80" > "$T/c-sm"; s=$?
+t_eq "--compute w8a8-smooth: exit 0" "$s" 0
+t_ok "... == --weights int8 --act int8-smooth" cmp -s "$T/sm" "$T/c-sm"
+emb-encode -m "$F" -j 2 --pool --compute w8a8 "$T/g80" > "$T/c-a8"
+t_ok "--compute w8a8 == --weights int8 --act int8" cmp -s "$T/a8" "$T/c-a8"
+emb-encode -m "$F" -j 2 --pool --weights int8 "$T/g80" > "$T/w8a"
+emb-encode -m "$F" -j 2 --pool --compute w8 "$T/g80" > "$T/c-w8"
+t_ok "--compute w8 == --weights int8" cmp -s "$T/w8a" "$T/c-w8"
+if cmp -s "$T/w8a" "$T/a8"; then t_fail "W8 differs from W8A8"; else t_pass "W8 differs from W8A8"; fi
+emb-encode -m "$F" -j 2 --pool --compute w8a8 --compute fp32 "$T/g80" > "$T/c-fp"
+emb-encode -m "$F" -j 2 --pool "$T/g80" > "$T/fp"
+t_ok "the last --compute wins (w8a8 then fp32 is fp32)" cmp -s "$T/fp" "$T/c-fp"
+emb-encode -m "$F" --compute bf16 --act int8 < /dev/null > /dev/null 2> "$T/err"; s=$?
+t_eq "--compute bf16 --act int8: exit 2" "$s" 2
+t_grep "... says why" "exclude each other" "$T/err"
+
 # an int8 checkpoint: smoothing re-rounds its (dequantized) weights
 emb-quantize -m "$F" -o "$T/w8" --weights int8 2> "$T/err"; s=$?
 t_eq "emb-quantize --weights int8: exit 0" "$s" 0

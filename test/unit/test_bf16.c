@@ -1,7 +1,7 @@
 /*
  * test_bf16.c - the bf16 compute kernels of bkernels.h.
  *
- * 1. The rounding emb_f32_to_bf16: nearest even (ties both ways), NaN
+ * 1. The rounding emb_f32_to_bf16_ftz: nearest even (ties both ways), NaN
  *    stays a (quiet) NaN, subnormals and zeros become signed zero, huge
  *    values round to infinity; bf16 -> fp32 -> bf16 is the identity.
  * 2. The packing: every element lands where bkernels.h says, zero past
@@ -22,7 +22,7 @@
  *    writes nothing outside y's block.  Skipped where the CPU or OS
  *    does not allow AMX.
  * 6. Every kernel table has a bf16 GEMM and its name.
- * 7. A model loaded with compute_bf16 (splade-tiny, 2 threads) packs its
+ * 7. A model loaded with prec.bf16 (splade-tiny, 2 threads) packs its
  *    linear layers as bf16 only, and emb_linear_act_fwd (column groups,
  *    row blocks, fused gelu / gelu_tanh / relu, a wide output stride)
  *    gives bit for bit its table's bf16 GEMM over whole rows followed by
@@ -51,7 +51,7 @@ static uint16_t bits_bf(uint32_t u)
 	float f;
 
 	memcpy(&f, &u, 4);
-	return emb_f32_to_bf16(f);
+	return emb_f32_to_bf16_ftz(f);
 }
 
 Test(bf16, rounding)
@@ -77,7 +77,7 @@ Test(bf16, rounding)
 		int sub = !(h & 0x7f80) && (h & 0x7f);
 		if (nan || sub)
 			continue;
-		cr_assert_eq(emb_f32_to_bf16(emb_bf16_to_f32(v)), v, "%04x", h);
+		cr_assert_eq(emb_f32_to_bf16_ftz(emb_bf16_to_f32(v)), v, "%04x", h);
 	}
 }
 
@@ -140,7 +140,7 @@ static void prob_free(prob *p)
 
 static float rb(float v)
 {
-	return emb_bf16_to_f32(emb_f32_to_bf16(v));
+	return emb_bf16_to_f32(emb_f32_to_bf16_ftz(v));
 }
 
 Test(bf16, scalar_is_the_formula)
@@ -408,15 +408,15 @@ Test(bf16, model_linear_layers)
 	float *y1 = malloc((size_t)203 * ldy * 4), *y2 = malloc((size_t)203 * ldy * 4);
 
 	o.threads = 2;
-	o.compute_bf16 = 1;
-	o.act_int8 = 1;
-	o.weights_int8 = 1;
+	o.prec.bf16 = 1;
+	o.prec.a8 = 1;
+	o.prec.w8 = 1;
 	cr_assert_neq(emb_model_load(&m, dir, &o, &err), 0);
 	cr_assert(strstr(err.msg, "bf16"), "%s", err.msg);
-	o.act_int8 = 0;
-	o.weights_int8 = 0;
+	o.prec.a8 = 0;
+	o.prec.w8 = 0;
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
-	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, &err), 0,
+	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, NULL, &err), 0,
 	             "%s", err.msg);
 	cr_assert(L.wb && !L.wp && !L.wq, "bf16 panels only");
 	for (int i = 0; i < 203 * H; i++)

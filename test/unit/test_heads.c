@@ -601,7 +601,7 @@ Test(quant, int8_gemm_kernels)
 		            vnni ? "yes" : "no", avx ? "yes" : "no");
 }
 
-/* weights_int8 / act_int8 really switch the linear layers over */
+/* prec.w8 / prec.a8 really switch the linear layers over */
 Test(quant, model_paths_taken)
 {
 	char *dir = tu_fixture("splade-tiny");
@@ -620,14 +620,14 @@ Test(quant, model_paths_taken)
 	cr_assert(lin >= 8 && w8 == 0 && a8 == 0 && !kern);
 	cr_assert_eq(emb_model_forward(m, f, &s, 1, &err), 0);
 	emb_model_free(m);
-	o.weights_int8 = 1;
+	o.prec.w8 = 1;
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
 	emb_model_quant_stats(m, &lin, &w8, &a8, &kern);
 	cr_assert(w8 == lin && a8 == 0, "%d of %d int8", w8, lin);
 	cr_assert_eq(emb_model_forward(m, g, &s, 1, &err), 0);
 	cr_assert_neq(memcmp(f, g, 5 * 128 * 4), 0, "W8 output == fp32 output");
 	emb_model_free(m);
-	o.act_int8 = 1;
+	o.prec.a8 = 1;
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
 	emb_model_quant_stats(m, &lin, &w8, &a8, &kern);
 	cr_assert(a8 == lin && kern, "%d of %d W8A8", a8, lin);
@@ -637,7 +637,7 @@ Test(quant, model_paths_taken)
 		cr_expect(fabsf(h[i] - f[i]) < 0.25f, "%d: %g vs %g", i, h[i], f[i]);
 	emb_model_free(m);
 	/* int8 activations need int8 weights */
-	o.weights_int8 = 0;
+	o.prec.w8 = 0;
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), -1);
 	cr_assert(strstr(err.msg, "need int8 weights"), "%s", err.msg);
 	free(f); free(g); free(h);

@@ -458,7 +458,7 @@ Test(i8, linear_act_fused_equals_two_passes)
 	char *dir = tu_fixture("splade-tiny");
 	emb_model *m;
 	emb_err err = { "" };
-	emb_model_opts o = { .threads = 2, .weights_int8 = 1, .act_int8 = 1 };
+	emb_model_opts o = { .threads = 2, .prec = { .w8 = 1, .a8 = 1 } };
 	emb_linear L;
 	const char *wn[1] = { "encoder.layer.1.intermediate.dense.weight" };
 	const char *bn[1] = { "encoder.layer.1.intermediate.dense.bias" };
@@ -469,7 +469,7 @@ Test(i8, linear_act_fused_equals_two_passes)
 	float *y1 = malloc((size_t)203 * ldy * 4), *y2 = malloc((size_t)203 * ldy * 4);
 
 	cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s", err.msg);
-	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, &err), 0,
+	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, NULL, &err), 0,
 	             "%s", err.msg);
 	cr_assert(L.wq, "the layer has int8 panels (W8A8)");
 	for (int i = 0; i < 203 * H; i++)
@@ -676,7 +676,7 @@ Test(i8, tables_have_scaled_quantizer)
 }
 
 /*
- * A smoothed W8A8 model (bert-outlier-tiny, act_int8 2): the linears
+ * A smoothed W8A8 model (bert-outlier-tiny, prec.a8 2): the linears
  * that read a norm's output (QKV, up) have power-of-two scales, the
  * outlier channels' ones small; o and down have none; the row-block form
  * equals the threaded one bit for bit; on an input with the outlier
@@ -688,8 +688,8 @@ Test(i8, smoothed_linear)
 	char *dir = tu_fixture("bert-outlier-tiny");
 	emb_model *ms, *mp, *mf;
 	emb_err err = { "" };
-	emb_model_opts os = { .threads = 2, .weights_int8 = 1, .act_int8 = 2 };
-	emb_model_opts op = { .threads = 2, .weights_int8 = 1, .act_int8 = 1 };
+	emb_model_opts os = { .threads = 2, .prec = { .w8 = 1, .a8 = 2 } };
+	emb_model_opts op = { .threads = 2, .prec = { .w8 = 1, .a8 = 1 } };
 	emb_model_opts of = { .threads = 2 };
 	const int H = 128, I = 512, rows = 100, outl[4] = { 5, 47, 90, 121 };
 	const emb_layer *Ls, *Lp, *Lf;
@@ -765,7 +765,7 @@ Test(i8, smoothing_covers_every_family, .timeout = 120)
 		char *dir = tu_fixture(fx[f]);
 		emb_model *m;
 		emb_err err = { "" };
-		emb_model_opts o = { .threads = 1, .weights_int8 = 1, .act_int8 = 2 };
+		emb_model_opts o = { .threads = 1, .prec = { .w8 = 1, .a8 = 2 } };
 		cr_assert_eq(emb_model_load(&m, dir, &o, &err), 0, "%s: %s", fx[f],
 		             err.msg);
 		for (int l = 0; l < m->layers; l++) {

@@ -437,6 +437,43 @@ Test(kernels, layernorm_matches_scalar)
 		}
 }
 
+/* RMSNorm: every table has one and gives the scalar one's bits (they
+ * all point at it), in place too; the scalar one is within float
+ * rounding of the formula in double */
+Test(kernels, rmsnorm_every_table)
+{
+	const char *isas[] = { "scalar", "avx2", "avxvnni", "avx512", "vnni",
+	                       "amx" };
+
+	for (size_t t = 0; t < sizeof(isas) / sizeof(isas[0]); t++) {
+		const emb_kernels *k = emb_kernels_get(isas[t]);
+		if (!k)
+			continue;
+		cr_assert(k->rmsnorm, "%s: rmsnorm", isas[t]);
+		for (size_t s = 0; s < NSIZES; s++) {
+			int n = vec_sizes[s];
+			float *x = tu_rand_vec(n, 3.0f), *g = tu_rand_vec(n, 1.0f);
+			float *y0 = malloc(n * sizeof(float));
+			float *y1 = malloc(n * sizeof(float));
+			double ss = 0;
+			for (int e = 0; e < n; e++)
+				ss += (double)x[e] * x[e];
+			emb_kernels_scalar.rmsnorm(y0, x, g, n, 1e-6f);
+			k->rmsnorm(y1, x, g, n, 1e-6f);
+			cr_assert(!memcmp(y0, y1, n * sizeof(float)), "%s n=%d",
+			          isas[t], n);
+			for (int e = 0; e < n; e++) {
+				double want = g[e] * (x[e] / sqrt(ss / n + 1e-6));
+				cr_assert(fabs(y0[e] - want) <= 1e-5 * (1 + fabs(want)),
+				          "n=%d at %d: %g vs %g", n, e, y0[e], want);
+			}
+			k->rmsnorm(x, x, g, n, 1e-6f);
+			cr_assert(!memcmp(x, y1, n * sizeof(float)), "in place");
+			free(x); free(g); free(y0); free(y1);
+		}
+	}
+}
+
 Test(kernels, layernorm_scalar_values)
 {
 	float x[4] = { 1, 2, 3, 4 }, g[4] = { 1, 1, 2, 1 }, b[4] = { 0, 0, 0, 1 }, y[4];

@@ -329,9 +329,9 @@ typedef struct fuse_mode {
 
 static const fuse_mode fuse_modes[] = {
 	{ "fp32", { 0 } },
-	{ "bf16", { .compute_bf16 = 1 } },
-	{ "W8", { .weights_int8 = 1 } },
-	{ "W8A8", { .weights_int8 = 1, .act_int8 = 1 } },
+	{ "bf16", { .prec = { .bf16 = 1 } } },
+	{ "W8", { .prec = { .w8 = 1 } } },
+	{ "W8A8", { .prec = { .w8 = 1, .a8 = 1 } } },
 };
 
 static emb_model *load_mode(const char *dir, int threads, const fuse_mode *md)
@@ -372,11 +372,11 @@ static void fused_bitwise(const char *name, const fuse_mode *md)
 	d = emb_model_hidden_size(f1);
 	/* the mode is the one asked for */
 	emb_model_quant_stats(f1, NULL, &w8, &a8, NULL);
-	cr_assert(md->o.weights_int8 ? w8 > 0 : w8 == 0, "%s %s: %d int8 "
+	cr_assert(md->o.prec.w8 ? w8 > 0 : w8 == 0, "%s %s: %d int8 "
 	          "layers", name, md->name, w8);
-	cr_assert(md->o.act_int8 ? a8 > 0 && f1->gemm_i8 : a8 == 0,
+	cr_assert(md->o.prec.a8 ? a8 > 0 && f1->gemm_i8 : a8 == 0,
 	          "%s %s: %d W8A8 layers", name, md->name, a8);
-	cr_assert(md->o.compute_bf16 ? f1->net.layer[0].up.wb != NULL :
+	cr_assert(md->o.prec.bf16 ? f1->net.layer[0].up.wb != NULL :
 	          f1->net.layer[0].up.wb == NULL, "%s %s: bf16", name, md->name);
 	/* every golden sequence, over and over: >= 800 rows (8 row blocks of
 	 * 96 at 2 threads) and >= 8 sequences */
@@ -1109,4 +1109,56 @@ Test(model, family_roberta_position_limit)
 	free(out);
 	emb_model_free(m);
 	free(dir);
+}
+
+/*
+ * The precision mode (nn/precision.c): --compute's names and the older
+ * --weights/--act spellings give the same emb_prec as emb.h's enum, the
+ * names read back, bad values are refused naming the option and value,
+ * and the one exclusion (bf16 with int8 activations) is refused.
+ */
+Test(model, precision_modes)
+{
+	static const char *names[] = { "fp32", "bf16", "w8", "w8a8",
+	                               "w8a8-smooth" };
+	emb_prec p, q;
+	emb_err err;
+
+	for (int v = 0; v < 5; v++) {
+		memset(&p, 0xff, sizeof(p));
+		cr_assert_eq(emb_prec_parse(&p, "compute", names[v], &err), 0);
+		cr_assert_eq(emb_prec_from_enum(&q, v, &err), 0);
+		cr_assert_eq(memcmp(&p, &q, sizeof(p)), 0, "%s", names[v]);
+		cr_assert_str_eq(emb_prec_name(&p), names[v]);
+		cr_assert_eq(emb_prec_check(&p, &err), 0, "%s", names[v]);
+	}
+	cr_assert_eq(emb_prec_from_enum(&q, 5, &err), -1);
+	cr_assert_eq(emb_prec_from_enum(&q, -1, &err), -1);
+	/* the older spellings add to the mode: --weights int8 --act int8 */
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(emb_prec_parse(&p, "weights", "int8", &err), 0);
+	cr_assert_str_eq(emb_prec_name(&p), "w8");
+	cr_assert_eq(emb_prec_parse(&p, "act", "int8", &err), 0);
+	cr_assert_str_eq(emb_prec_name(&p), "w8a8");
+	cr_assert_eq(emb_prec_parse(&p, "act", "int8-smooth", &err), 0);
+	cr_assert_str_eq(emb_prec_name(&p), "w8a8-smooth");
+	/* --compute sets the whole mode */
+	cr_assert_eq(emb_prec_parse(&p, "compute", "fp32", &err), 0);
+	cr_assert_str_eq(emb_prec_name(&p), "fp32");
+	cr_assert_eq(emb_prec_parse(&p, "compute", "fp16", &err), -1);
+	cr_assert(strstr(err.msg, "--compute: 'fp16' is not"), "%s", err.msg);
+	cr_assert_eq(emb_prec_parse(&p, "weights", "int4", &err), -1);
+	cr_assert(strstr(err.msg, "--weights: 'int4'"), "%s", err.msg);
+	cr_assert_eq(emb_prec_parse(&p, "act", "fp8", &err), -1);
+	cr_assert(strstr(err.msg, "--act: 'fp8'"), "%s", err.msg);
+	/* bf16 with int8 activations */
+	cr_assert_eq(emb_prec_parse(&p, "compute", "bf16", &err), 0);
+	cr_assert_eq(emb_prec_parse(&p, "act", "int8", &err), 0);
+	cr_assert_eq(emb_prec_check(&p, &err), -1);
+	cr_assert(strstr(err.msg, "exclude each other"), "%s", err.msg);
+	/* bf16 over int8 weights is allowed (W8 rounded, then bf16) */
+	memset(&p, 0, sizeof(p));
+	p.bf16 = p.w8 = 1;
+	cr_assert_eq(emb_prec_check(&p, &err), 0);
+	cr_assert_str_eq(emb_prec_name(&p), "bf16+w8");
 }

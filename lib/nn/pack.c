@@ -1,0 +1,106 @@
+/*
+ * pack.c - a linear layer's weights in the form its precision mode
+ * computes with (nn/nn.h emb_prec): fp32 GEMM panels (kern/kernels.h),
+ * bf16 panels (kern/bkernels.h), or int8 rows and panels for W8 and
+ * W8A8 (kern/qkernels.h), smoothed for W8A8 smoothing (smooth.c).  The
+ * one place that decides, per layer, what the mode makes of it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include "kern/bkernels.h"
+#include "nn/nn-internal.h"
+
+/*
+ * int8 weights for w (n,k): W8 (prec.w8 or an I8 checkpoint) replaces w
+ * by its int8 round trip; with prec.a8 also keeps the int8 panels for
+ * the W8A8 GEMM, smoothed (prec.a8 2) when the layer reads the norm FROM.
+ */
+static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
+                       int from_i8, const emb_norm *from, emb_err *err)
+{
+	size_t bytes = emb_i8_pack_size(n, k);
+	int8_t *q = NULL, *wp;
+	float *ws;
+	int32_t *wsum;
+
+	out->wq = NULL;
+	out->ws = NULL;
+	out->wsum = NULL;
+	out->xcs = NULL;
+	m->n_linear++;
+	if (!from_i8 && !m->prec.w8)
+		return 0;
+	if (!bytes)
+		return emb_err_set(err, "linear layer of %d x %d is too large", n, k);
+	if (!(q = malloc((size_t)n * (size_t)k)) ||
+	    !(ws = emb_model_alloc(m, (size_t)n, err)) ||
+	    !(wsum = (int32_t *)emb_model_alloc(m, (size_t)n, err))) {
+		free(q);
+		return emb_err_set(err, "out of memory");
+	}
+	if (m->prec.a8 == 2 && from && from->n == k &&
+	    emb_smooth_weights(out, m, from, w, n, k, err)) {
+		free(q);
+		return -1;
+	}
+	// W (n,k) -> q (n,k) int8, ws (n)
+	emb_i8_quantize_rows(q, ws, w, n, k);
+	for (int j = 0; j < n; j++) {
+		int32_t sum = 0;
+		for (int kk = 0; kk < k; kk++) {
+			float v = (float)q[(size_t)j * k + kk] * ws[j];
+			/* the float copy (fallback) reads unsmoothed inputs */
+			w[(size_t)j * k + kk] = out->xcs ? v * out->xcs[kk] : v;
+			sum += q[(size_t)j * k + kk];
+		}
+		wsum[j] = sum;
+	}
+	m->n_w8++;
+	if (m->prec.a8) {
+		if (!(wp = (int8_t *)emb_model_alloc(m, (bytes + 3) / 4, err))) {
+			free(q);
+			return -1;
+		}
+		emb_i8_pack(wp, q, n, k);
+		out->wq = wp;
+		out->ws = ws;
+		out->wsum = wsum;
+		m->n_a8++;
+	}
+	free(q);
+	return 0;
+}
+
+/* W (n,k) -> out->wp (fp32 panels, psize floats) or, with bf16 compute,
+ * out->wb (bf16 panels, kern/bkernels.h; wp NULL) */
+static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
+                       int k, size_t psize, emb_err *err)
+{
+	size_t nb = m->prec.bf16 ? emb_bf16_pack_size(n, k) : 0;
+	float *wp;
+
+	out->wb = NULL;
+	if (m->prec.bf16 && !nb)
+		return emb_err_set(err, "linear layer of %d x %d is too large", n, k);
+	if (!(wp = emb_model_alloc(m, m->prec.bf16 ? (nb + 1) / 2 : psize, err)))
+		return -1;
+	if (m->prec.bf16) {
+		// W (n,k) -> bf16 panels
+		emb_bf16_pack((uint16_t *)wp, w, n, k);
+		out->wb = (const uint16_t *)wp;
+		out->wp = NULL;
+		return 0;
+	}
+	// W (n,k) -> panels
+	emb_pack_weights(wp, w, n, k);
+	out->wp = wp;
+	return 0;
+}
+
+int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
+                    int n, int k, size_t psize, int from_i8,
+                    const emb_norm *from, emb_err *err)
+{
+	return linear_int8(out, m, w, n, k, from_i8, from, err) ||
+	       linear_pack(out, m, w ? w : wf, n, k, psize, err) ? -1 : 0;
+}
