@@ -28,8 +28,8 @@ NN_OBJ = lib/nn/config.o lib/nn/weights.o lib/nn/layers.o lib/nn/attention.o \
 # the order model.c tries them: a new family is its arch_*.c file, its
 # object above and its name here (lib/nn/families.h is made from this)
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
-STATIC_OBJ = lib/static/load.o lib/static/embed.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
+STATIC_OBJ = lib/static/load.o lib/static/embed.o lib/static/quantize.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/qstatic.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/fields.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
