@@ -96,18 +96,15 @@ out:
 static int write_config(const char *dir, const char *tmp,
                         const emb_static_table *t, emb_dtype dt, emb_err *err)
 {
-	char *src = emb_path_join(dir, "config.json");
-	char *dst = emb_path_join(tmp, "config.json");
-	json_t *c = NULL;
-	int rc = -1;
+	char src[PATH_MAX], dst[PATH_MAX];
+	json_t *c;
+	int rc, e;
 
-	if (!src || !dst) {
-		emb_err_set(err, "out of memory");
-		goto out;
-	}
+	snprintf(src, sizeof(src), "%s/config.json", dir);
+	snprintf(dst, sizeof(dst), "%s/config.json", tmp);
 	if (!(c = emb_json_file_load(dir, src, (size_t)16 << 20,
 	                             JSON_REJECT_DUPLICATES, err)))
-		goto out;
+		return -1;
 	json_object_set_new(c, "embedding_dtype",
 	                    json_string(dt == EMB_DT_I8 ? "int8" : "float16"));
 	if (t->mapped)
@@ -115,17 +112,12 @@ static int write_config(const char *dir, const char *tmp,
 		                    json_integer((json_int_t)t->rows));
 	else
 		json_object_del(c, "vocabulary_quantization");
-	unlink(dst);
-	if (json_dump_file(c, dst, JSON_INDENT(4) | JSON_ENSURE_ASCII) < 0) {
-		emb_err_set(err, "%s: write error: %s", dst, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
+	unlink(dst);            /* the copy emb_ckpt_copy_files made */
+	rc = json_dump_file(c, dst, JSON_INDENT(4) | JSON_ENSURE_ASCII);
+	e = errno;
 	json_decref(c);
-	free(src);
-	free(dst);
-	return rc;
+	return rc < 0 ? emb_err_set(err, "%s: write error: %s", dst, strerror(e))
+	              : 0;
 }
 
 int emb_quantize_static(const char *dir, const char *out, const char *type,

@@ -8,14 +8,7 @@
 T=$(t_tmpdir 71-static-quantize)
 S=$D/static
 
-fixture() {
-	rm -rf "$T/$1"
-	cp -R "$S/$1" "$T/$1"
-	find "$T/$1" -name BASE | while read -r b; do
-		cp "$EMB_TOP/$(cat "$b")" "$(dirname "$b")/tokenizer.json"
-	done
-	echo "$T/$1"
-}
+fixture() { t_static_fixture "$1" "$T"; }
 awk '{ sub(/"id": /, "\"id\": \"s"); sub(/, "text"/, "\", \"text\""); print }' \
 	"$S/texts.jsonl" > "$T/texts.jsonl"
 head -n 200 "$D/corpus/texts.jsonl" |
@@ -37,16 +30,9 @@ for f in wordpiece-f32 bpe-vq-f16 unigram-int8 m2v-minilm-l6; do
 		emb-encode -m "$O" --pool "$T/texts.jsonl" > "$T/$f.$w.vec" 2> "$T/err"; s=$?
 		t_eq "$f $w: emb-encode loads it" "$s$(cat "$T/err")" 0
 		t_lines "$f $w: a vector a text" "$(wc -l < "$T/texts.jsonl")" "$T/$f.$w.vec"
-		if [ -n "$py" ]; then
-			if "$py" "$EMB_TOP/test/static-quant.py" "$M" "$O" $w \
-			     "$T/$f.$w.vec" "$T/texts.jsonl" > "$T/py.out" 2>&1; then
-				t_pass "$f $w: model2vec's table bit for bit, its encode within 1e-5 ($(tail -1 "$T/py.out"))"
-			else
-				t_fail "$f $w: against model2vec" "$(head -5 "$T/py.out")"
-			fi
-		else
-			t_skip "$f $w: against model2vec" "$why"
-		fi
+		t_refs_check "$f $w: model2vec's table bit for bit, its encode within 1e-5" \
+			"$py" "$why" "$EMB_TOP/test/static-quant.py" "$M" "$O" $w \
+			"$T/$f.$w.vec" "$T/texts.jsonl"
 	done
 done
 

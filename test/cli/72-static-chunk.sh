@@ -9,14 +9,7 @@
 T=$(t_tmpdir 72-static-chunk)
 S=$D/static
 
-fixture() {
-	rm -rf "$T/$1"
-	cp -R "$S/$1" "$T/$1"
-	find "$T/$1" -name BASE | while read -r b; do
-		cp "$EMB_TOP/$(cat "$b")" "$(dirname "$b")/tokenizer.json"
-	done
-	echo "$T/$1"
-}
+fixture() { t_static_fixture "$1" "$T"; }
 # six documents of README's long paragraphs, a short and an empty text
 awk -v RS= 'length($0) > 200 { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, " ");
 	gsub(/\n/, "\\n"); d = int(n / 8); n++; if (d < 6) t[d] = t[d] (t[d] == "" ? "" : "\\n\\n") $0 }
@@ -41,16 +34,9 @@ for f in wordpiece-f32 bpe-vq-f16 unigram-int8 m2v-minilm-l6 st-wordpiece; do
 	sed 's/.*"embedding"/"embedding"/' "$T/$f.win" > "$T/$f.b"
 	t_ok "$f: each window's vector is --pool on its input_ids" cmp -s "$T/$f.a" "$T/$f.b"
 	case $f in st-*) continue ;; esac
-	if [ -n "$py" ]; then
-		if "$py" "$EMB_TOP/test/static-windows.py" "$M" 32 8 "$T/docs.jsonl" \
-		     "$T/$f.win" > "$T/py.out" 2>&1; then
-			t_pass "$f: model2vec's tokens in windows, its mean within 1e-5 ($(tail -1 "$T/py.out"))"
-		else
-			t_fail "$f: against model2vec" "$(head -5 "$T/py.out")"
-		fi
-	else
-		t_skip "$f: against model2vec" "$why"
-	fi
+	t_refs_check "$f: model2vec's tokens in windows, its mean within 1e-5" \
+		"$py" "$why" "$EMB_TOP/test/static-windows.py" "$M" 32 8 \
+		"$T/docs.jsonl" "$T/$f.win"
 done
 
 M=$T/m2v-minilm-l6
