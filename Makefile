@@ -30,8 +30,8 @@ NN_OBJ = lib/nn/config.o lib/nn/precision.o lib/nn/weights.o lib/nn/pack.o \
 # the order model.c tries them: a new family is its arch_*.c file, its
 # object above and its name here (lib/nn/families.h is made from this)
 NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
-STATIC_OBJ = lib/static/load.o lib/static/embed.o
-ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/ckpt.o lib/st/search.o \
+STATIC_OBJ = lib/static/load.o lib/static/embed.o lib/static/quantize.o
+ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/qstatic.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/index.o lib/st/indexfile.o lib/st/query.o lib/st/topk.o \
 	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/msg.o lib/tool/run.o lib/tool/progress.o \

@@ -204,9 +204,10 @@ int main(int argc, char **argv)
 		emb_static_run so = { c.pool, c.modes, c.normalize, c.dim, c.threads };
 		if (pd < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-		if (c.e.splade || strcmp(emb_prec_name(&c.cli.prec), "fp32") ||
-		    c.cli.chunk)
-			emb_cli_usage_error(&c.cli, "a static embedding model takes no --pool=splade, --weights, --act, --compute, --chunk or --late");
+		if (c.e.splade || strcmp(emb_prec_name(&c.cli.prec), "fp32"))
+			emb_cli_usage_error(&c.cli, "a static embedding model takes no --pool=splade, --weights, --act or --compute");
+		if (c.cli.late)
+			emb_cli_usage_error(&c.cli, "a static embedding model's token vectors do not depend on their context: --late would give what --chunk gives (use --chunk)");
 		status = emb_static_encode(&c.cli, dir, &so);
 		free(dir);
 		return status;

@@ -32,6 +32,8 @@ static const char usage[] =
 "  --force              replace an existing non-empty OUTDIR\n"
 "  --weights TYPE       int8: linear weights as I8 with F32 per-row scales\n"
 "                       (W8); f16, bf16: every float tensor converted\n"
+"                       A Model2Vec folder: its table as float16 or int8,\n"
+"                       as model2vec's quantization writes it (f16, int8)\n"
 "Common: --errors=skip|emit, --strict, --max-line BYTES, --fields LIST,\n"
 "  --drop LIST, --progress, --no-progress, --b64 (with --unpack), -h/--help,\n"
 "  --version\n"

@@ -260,6 +260,12 @@ done:
 	return rc;
 }
 
+int emb_ckpt_copy_file(const char *model, const char *tmp, const char *rel,
+                       emb_err *err)
+{
+	return copy_one(model, tmp, rel, err);
+}
+
 int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err)
 {
 	char *mpath;

@@ -27,6 +27,11 @@ int emb_ckpt_begin(char **tmp, const char *model, const char *out,
  */
 int emb_ckpt_copy_files(const char *model, const char *tmp, emb_err *err);
 
+/* copy MODEL/REL to TMP/REL (parent folders made) under the same rules;
+ * an absent file: 0 */
+int emb_ckpt_copy_file(const char *model, const char *tmp, const char *rel,
+                       emb_err *err);
+
 /*
  * Put TMP in OUT's place: a rename when OUT is absent or empty; with an
  * existing OUT (FORCE was given), OUT is first renamed aside, then TMP

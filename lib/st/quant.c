@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include "st/st.h"
 #include "st/ckpt.h"
+#include "static/static.h"
 #include "kern/qkernels.h"
 
 static const char *const vq_names[] = { NULL, "int8", "uint8", "binary",
@@ -217,6 +218,11 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	if (!w8 && !f16 && strcmp(type, "bf16"))
 		return emb_err_set(err, "unknown weight type '%s' (int8, f16, bf16)",
 		                   type);
+	switch (emb_static_detect(dir, err)) {
+	case EMB_STATIC_NONE: break;
+	case -1: return -1;
+	default: return emb_quantize_static(dir, out, type, force, err);
+	}
 	if (emb_safetensors_open(&st, dir, err) < 0)
 		return -1;
 	/* OUT without trailing slashes: "OUT/" would follow a link */

@@ -141,6 +141,16 @@ void emb_vq_dequantize(float *out, int kind, const int32_t *q, int dim,
  */
 int emb_quantize_model(const char *dir, const char *out, const char *type,
                        int force, emb_err *err);
+/*
+ * The same for a static embedding model (st/qstatic.c; emb_quantize_model
+ * calls it for one): TYPE "f16" or "int8" (a Model2Vec folder only), the
+ * table as model2vec's quantization stores it (static.h:
+ * emb_static_table_convert), the per-token weights and mapping kept, and
+ * config.json's "embedding_dtype" rewritten, so that model2vec and emb
+ * both load the output.
+ */
+int emb_quantize_static(const char *dir, const char *out, const char *type,
+                        int force, emb_err *err);
 /* ------------------------------------------------------------------ */
 /* late chunking (st/chunk.c)                                          */
 

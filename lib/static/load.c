@@ -89,6 +89,7 @@ void emb_static_free(emb_static *m)
 	emb_tokenizer_free(m->tok);
 	emb_safetensors_free(m->st);
 	free(m->h2f);
+	free(m->tfile);
 	free(m);
 }
 
@@ -200,6 +201,7 @@ static int tensors(emb_static *m, const char *file, emb_err *err)
 	if (emb_tensor_check_finite(t, err) < 0)
 		return -1;
 	m->table = t->data;
+	m->tname = t->name;
 	m->tdt = t->dtype;
 	m->rows = (size_t)t->shape[0];
 	m->dim = (int)t->shape[1];
@@ -310,6 +312,12 @@ int emb_static_load(emb_static **out, const char *dir, emb_err *err)
 	sub = *mp && strcmp(mp, ".") ? emb_path_join(dir, mp) : strdup(dir);
 	file = sub ? emb_path_join(sub, "model.safetensors") : NULL;
 	if (!file) {
+		emb_err_set(err, "out of memory");
+		goto fail;
+	}
+	m->tfile = *mp && strcmp(mp, ".") ? emb_path_join(mp, "model.safetensors") :
+	           strdup("model.safetensors");
+	if (!m->tfile) {
 		emb_err_set(err, "out of memory");
 		goto fail;
 	}

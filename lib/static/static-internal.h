@@ -30,6 +30,8 @@ struct emb_static {
 	int32_t unk;            /* Model2Vec: dropped after tokenizing; -1 */
 	int normalize;          /* Model2Vec config.json normalize */
 	float *h2f;             /* F16 table: every half as a float (65536) */
+	const char *tname;      /* the table's tensor name (borrowed from st) */
+	char *tfile;            /* its file, relative to the model folder */
 };
 
 /* IEEE half <-> float; x rounded to half, to nearest even, from a double

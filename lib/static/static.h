@@ -64,6 +64,32 @@ int emb_static_normalizes(const emb_static *m);
  * "float64", "int8" */
 const char *emb_static_dtype(const emb_static *m);
 
+/* the table as stored (quantize.c), all borrowed from the model */
+typedef struct emb_static_table {
+	const char *file;       /* its safetensors file, relative to the
+	                           model folder ("model.safetensors",
+	                           "0_StaticEmbedding/model.safetensors") */
+	const char *name;       /* "embeddings" or "embedding.weight" */
+	const emb_safetensors *st;      /* that file, every tensor */
+	emb_dtype dtype;        /* F32, F16, F64, I8 */
+	size_t rows;            /* rows of the table (clusters when mapped) */
+	int dim;
+	int mapped;             /* a token mapping (vocabulary quantization) */
+} emb_static_table;
+void emb_static_table_info(emb_static_table *t, const emb_static *m);
+/*
+ * The table converted to TO (EMB_DT_F16 or EMB_DT_I8) as model2vec's
+ * quantize_embeddings does it (numpy 2 promotion): float16 is one
+ * rounding to nearest even from the stored type; int8 is
+ * scale = max|table| / 127 in the stored type, then the table as
+ * float16, divided by scale (in the promoted type, rounded to float16),
+ * rounded to even, clipped to +-127.  A table already of type TO is
+ * copied.  out (rows, dim) of TO, little-endian: caller's.  0, or -1
+ * (err) for another TO.
+ */
+int emb_static_table_convert(void *out, emb_dtype to, const emb_static *m,
+                             emb_err *err);
+
 /*
  * TEXT (LEN bytes of UTF-8) -> ENC (reused): the ids the library
  * averages, without special tokens, at most MAX_LENGTH of them (0: no

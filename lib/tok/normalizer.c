@@ -369,12 +369,46 @@ size_t tk_norm_limit(size_t n)
 	       TK_NORM_GROWTH * n + TK_NORM_SLACK : SIZE_MAX;
 }
 
+/*
+ * The BERT normalizer on an all-ASCII S in one pass, in place: what the
+ * steps below give for ASCII (no Chinese characters, NFD and the marks
+ * leave it as it is, lowercase is A-Z only); 0 (S untouched) when S
+ * holds a character past ASCII.
+ */
+static int bert_ascii(const tk_normalizer *n, tk_str *s)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (s->c[i] >= 0x80)
+			return 0;
+	for (i = 0; i < s->n; i++) {
+		uint32_t c = s->c[i];
+		if (n->u.bert.clean_text) {
+			if (c == 0 || tk_is_control(c))
+				continue;
+			if (tk_is_whitespace(c))
+				c = ' ';
+		}
+		if (n->u.bert.lowercase && c >= 'A' && c <= 'Z')
+			c += 32;
+		s->c[k] = c;
+		s->o[2 * k] = s->o[2 * i];
+		s->o[2 * k + 1] = s->o[2 * i + 1];
+		k++;
+	}
+	s->n = k;
+	return 1;
+}
+
 int tk_normalize(const tk_normalizer *n, tk_str *s, tk_str *tmp)
 {
 	size_t i;
 
 	switch (n->type) {
 	case TK_NORM_BERT:
+		if (bert_ascii(n, s))
+			return 0;
 		if (n->u.bert.clean_text && clean_text(s, tmp) < 0)
 			return -1;
 		if (n->u.bert.chinese && pad_chinese(s, tmp) < 0)

@@ -312,11 +312,17 @@ int tk_is_whitespace(uint32_t c)
 
 int tk_is_control(uint32_t c)
 {
+	if (c < 0x80)   /* the tables' answer for ASCII: Cc but \t \n \r */
+		return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+		       c == 0x7f;
 	return tk_in_ranges(hf_control, NELEM(hf_control), c);
 }
 
 int tk_is_bert_punct(uint32_t c)
 {
+	if (c < 0x80)   /* BERT's ASCII rule, which the table holds too */
+		return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) ||
+		       (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 	return tk_in_ranges(hf_punctuation, NELEM(hf_punctuation), c);
 }
 

@@ -8,14 +8,7 @@ T=$(t_tmpdir 68-static)
 S=$D/static
 
 # a fixture with its tokenizer.json (the base model's, named by BASE)
-fixture() {
-	rm -rf "$T/$1"
-	cp -R "$S/$1" "$T/$1"
-	find "$T/$1" -name BASE | while read -r b; do
-		cp "$EMB_TOP/$(cat "$b")" "$(dirname "$b")/tokenizer.json"
-	done
-	echo "$T/$1"
-}
+fixture() { t_static_fixture "$1" "$T"; }
 # the golden's texts, ids t*, p*, s* (corpus texts, passages, static/texts)
 awk '{ sub(/"id": /, "\"id\": \"t"); sub(/, "src"/, "\", \"src\""); print }' \
 	"$D/corpus/texts.jsonl" > "$T/texts.jsonl"

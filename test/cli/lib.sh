@@ -70,6 +70,35 @@ t_refs_python() {
 	done
 	echo "$EMB_REFS/bin/python"
 }
+# t_refs_check DESC PYTHON WHY SCRIPT ARG...: the reference SCRIPT run
+# by PYTHON (from t_refs_python) passes DESC, with its last line; a
+# failure shows its first lines; no PYTHON: DESC skipped for WHY
+t_refs_check() {
+	_d=$1 _py=$2 _why=$3
+	shift 3
+	if [ -z "$_py" ]; then
+		t_skip "$_d" "$_why"
+		return
+	fi
+	_o=$(mktemp "$EMB_TMP/refs-check.XXXXXX")
+	if "$_py" "$@" > "$_o" 2>&1; then
+		t_pass "$_d ($(tail -1 "$_o"))"
+	else
+		t_fail "$_d" "$(head -5 "$_o")"
+	fi
+	rm -f "$_o"
+}
+# t_static_fixture NAME DIR: a copy of test/data/static/NAME in DIR with
+# its tokenizer.json (the base model's, named by its BASE files); prints
+# the copy's path
+t_static_fixture() {
+	rm -rf "$2/$1"
+	cp -R "$D/static/$1" "$2/$1"
+	find "$2/$1" -name BASE | while read -r b; do
+		cp "$EMB_TOP/$(cat "$b")" "$(dirname "$b")/tokenizer.json"
+	done
+	echo "$2/$1"
+}
 # t_real_model NAME: the folder of the real checkpoint NAME (scripts/real-model),
 # else prints why not and returns 1
 t_real_model() { EMB_REFS=$EMB_REFS sh "$EMB_TOP/scripts/real-model" "$1" 2>&1; }
