@@ -33,7 +33,7 @@ NN_FAMILIES = bert roberta distilbert mpnet nomic modernbert qwen3 gemma3
 STATIC_OBJ = lib/static/load.o lib/static/embed.o lib/static/quantize.o
 ST_OBJ = lib/st/pool.o lib/st/rerank.o lib/st/quant.o lib/st/qstatic.o lib/st/ckpt.o lib/st/search.o \
 	lib/st/index.o lib/st/indexfile.o lib/st/query.o lib/st/topk.o \
-	lib/st/chunk.o lib/st/embed.o lib/st/searchwin.o
+	lib/st/chunk.o lib/st/embed.o lib/st/embedder.o lib/st/searchwin.o
 TOOL_OBJ = lib/tool/cli.o lib/tool/msg.o lib/tool/run.o lib/tool/progress.o \
 	lib/tool/signals.o lib/tool/outwrite.o lib/tool/mask.o \
 	lib/tool/modcheck.o lib/tool/rerank.o lib/tool/encode.o lib/tool/xalloc.o \
