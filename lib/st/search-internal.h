@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "base/half.h"
 #include "kern/kernels.h"
 #include "st/search.h"
 
@@ -57,26 +59,6 @@ static inline size_t emb_ix_panels(size_t n)
 	return (n + EMB_PANEL - 1) / EMB_PANEL;
 }
 
-/* IEEE half -> float (exact) */
-static inline float emb_ix_f16(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
-	         man = h & 0x3ff, x;
-	float f;
-
-	if (e == 0x1f) {
-		x = sign | 0x7f800000 | (man << 13);
-	} else if (e == 0) {
-		/* zero or subnormal: man * 2^-24 is exact */
-		f = (float)man * 5.9604644775390625e-8f;
-		return sign ? -f : f;
-	} else {
-		x = sign | ((e + 112) << 23) | (man << 13);
-	}
-	memcpy(&f, &x, 4);
-	return f;
-}
-
 /* the bucket center of int8 value q in dimension i: emb_vq_dequantize's
  * arithmetic exactly */
 static inline float emb_ix_i8(const emb_index *ix, int i, int q)
@@ -99,7 +81,7 @@ static inline float emb_ix_value(const emb_index *ix, unsigned p, size_t j, int 
 
 	switch (p) {
 	case EMB_IX_F32: return ix->f32[at];
-	case EMB_IX_F16: return emb_ix_f16(ix->f16[j * ix->dim + kk]);
+	case EMB_IX_F16: return emb_f16_to_f32(ix->f16[j * ix->dim + kk]);
 	default: return emb_ix_i8(ix, kk, ix->i8[j * ix->dim + kk]);
 	}
 }

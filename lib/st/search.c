@@ -231,7 +231,7 @@ static const float *float_block(emb_search *s, int tid, size_t j0, int nb)
 		const uint16_t *h = ix->f16 + j0 * ix->dim;
 		for (int j = 0; j < nb; j++, h += ix->dim)
 			for (int kk = 0; kk < ix->dim; kk++)
-				d[emb_ix_pidx(ix->dim, (size_t)j, kk)] = emb_ix_f16(h[kk]);
+				d[emb_ix_pidx(ix->dim, (size_t)j, kk)] = emb_f16_to_f32(h[kk]);
 	} else {
 		const int8_t *q = ix->i8 + j0 * ix->dim;
 		for (int j = 0; j < nb; j++, q += ix->dim)
@@ -422,7 +422,7 @@ static int rescore(emb_search *s, unsigned p, const float *q, emb_hit *h,
 			} else if (p == EMB_IX_F16) {
 				const uint16_t *d = ix->f16 + j[c] * dim;
 				for (int kk = 0; kk < dim; kk++)
-					r[kk] = emb_ix_f16(d[kk]);
+					r[kk] = emb_f16_to_f32(d[kk]);
 			} else {
 				const int8_t *d = ix->i8 + j[c] * dim;
 				for (int kk = 0; kk < dim; kk++)
