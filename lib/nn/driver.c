@@ -236,8 +236,7 @@ static void embed_task(void *ctx, size_t begin, size_t end, int tid)
 				k->add(h, d->pos_table + (size_t)pos * H, H);
 			}
 			if (d->emb_norm.n)
-				k->layernorm(h, src, d->emb_norm.w, d->emb_norm.b, H,
-				             d->emb_norm.eps);
+				emb_norm_row(k, &d->emb_norm, h, src);
 			if (j->next) {
 				const emb_norm *nm = j->next;
 				float *x = j->x + (size_t)(j->b->start[s] + i) * H;
