@@ -705,7 +705,7 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
 	return 0;
 }
 
-/* per-head RMSNorm (q/k norm): nheads heads of dh at row stride ld */
+/* per-head norm (q/k norm, an RMSNorm): nheads heads of dh at row stride ld */
 typedef struct hnorm_job {
 	float *x;
 	int ld, nheads;
@@ -721,8 +721,8 @@ static void hnorm_task(void *ctx, size_t begin, size_t end, int tid)
 	for (size_t r = begin; r < end; r++)
 		for (int h = 0; h < j->nheads; h++) {
 			float *x = j->x + r * (size_t)j->ld + (size_t)h * j->nm->n;
-			// x (nm->n) -> RMSNorm in place
-			j->k->rmsnorm(x, x, j->nm->w, j->nm->n, j->nm->eps);
+			// x (nm->n) -> the head's norm (RMSNorm), in place
+			emb_norm_row(j->k, j->nm, x, x);
 		}
 }
 
