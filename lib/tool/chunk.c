@@ -172,9 +172,14 @@ int emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt, emb_err *err)
 	size_t extra, max = tt->opts.max_length;
 
 	c->tt = tt;
-	/* the longest window: W + the specials + the prompt's tokens */
-	extra = tt->prompt ? tt->prompt_tokens + 1 :
-	        emb_tokenizer_num_special(tt->tok, 0);
+	/* the longest window: W + the specials + the prompt's tokens
+	 * (prompt_tokens counts the leading special, when there are
+	 * specials: a static model's encoding has none) */
+	if (tt->opts.no_special)
+		extra = tt->prompt ? tt->prompt_tokens : 0;
+	else
+		extra = tt->prompt ? tt->prompt_tokens + 1 :
+		        emb_tokenizer_num_special(tt->tok, 0);
 	if (max > 0 && c->w + extra > max)
 		return emb_err_set(err, "--chunk %zu: windows of %zu tokens with the %zu special and prompt tokens are longer than the maximum length %zu (--max-length)",
 		                   c->w, c->w + extra, extra, max);

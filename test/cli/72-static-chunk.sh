@@ -42,3 +42,16 @@ done
 M=$T/m2v-minilm-l6
 t_status "--late: a usage error" 2 emb-encode -m "$M" --pool --chunk 32 --late "$T/docs.jsonl" 2> "$T/err"
 t_grep "... saying why" 'do not depend on their context' "$T/err"
+
+# a static model adds no special tokens: windows of W tokens fit a
+# maximum length of W (not W + 2), and the bound names 0 extra tokens
+emb-encode -m "$M" --pool --chunk 32 --overlap 8 --max-length 32 \
+	"$T/docs.jsonl" > "$T/ml32.win" 2> "$T/err"; s=$?
+t_eq "--chunk 32 --max-length 32: exit 0, quiet" "$s$(cat "$T/err")" 0
+t_eq "... the longest window holds 32 ids" "$(sed 's/.*"input_ids":\[\([^]]*\)\].*/\1/' "$T/ml32.win" |
+	awk -F, '{ if (NF > m) m = NF } END { print m + 0 }')" 32
+t_ok "... the same windows as with --max-length 64" \
+	cmp -s "$T/ml32.win" "$T/m2v-minilm-l6.win"
+t_status "--chunk 32 --max-length 31: a usage error" 2 \
+	emb-encode -m "$M" --pool --chunk 32 --max-length 31 "$T/docs.jsonl" 2> "$T/err"
+t_grep "... naming the 0 special tokens" 'windows of 32 tokens with the 0 special' "$T/err"
