@@ -14,7 +14,7 @@ KERN_OBJ = lib/kern/dispatch.o lib/kern/kernels.o lib/kern/kernels_i8.o \
 	lib/kern/kernels_bf16_avx512.o lib/kern/kernels_i8_amx.o \
 	lib/kern/kernels_bf16_amx.o $(SIMD_OBJ)
 IO_OBJ = lib/io/safetensors.o lib/io/tensorval.o lib/io/hub.o lib/io/stconfig.o lib/io/lines.o \
-	lib/io/record.o lib/io/recnum.o lib/io/write.o \
+	lib/io/record.o lib/io/recnum.o lib/io/write.o lib/io/numfmt.o \
 	lib/io/file.o lib/io/base64.o lib/io/jscan.o
 TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o lib/tok/normalizer.o \
 	lib/tok/precompiled.o lib/tok/pretok.o lib/tok/wordpiece.o lib/tok/bpe.o \
@@ -93,7 +93,7 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/half.h lib/base/bigmem.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/base/strmap.h lib/base/utf8.h lib/base/grow.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/numfmt.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/driver.h \
@@ -160,7 +160,8 @@ check: all lib/libemb.so.$(SO_VERSION) test/unit/units test/fuzz/replay bench-pr
 BENCH_BIN = bench/work/bin
 BENCH_PROGS = $(BENCH_BIN)/fma-peak $(BENCH_BIN)/runtime $(BENCH_BIN)/gemm-bench \
 	$(BENCH_BIN)/gemm-i8-bench $(BENCH_BIN)/search-bench $(BENCH_BIN)/pretok-regex \
-	$(BENCH_BIN)/unicode-cmp $(BENCH_BIN)/static-bench $(BENCH_BIN)/gemm-fwd
+	$(BENCH_BIN)/unicode-cmp $(BENCH_BIN)/static-bench $(BENCH_BIN)/gemm-fwd \
+	$(BENCH_BIN)/fmt-f32-all
 bench-progs: $(BENCH_PROGS)
 $(BENCH_PROGS): lib/libemb.a $(HDR) config.mk
 	@mkdir -p $(BENCH_BIN)
@@ -174,6 +175,7 @@ $(BENCH_BIN)/pretok-regex: bench/pretok-regex.c
 $(BENCH_BIN)/unicode-cmp: bench/unicode-cmp.c
 $(BENCH_BIN)/static-bench: bench/static-bench.c
 $(BENCH_BIN)/gemm-fwd: bench/gemm-fwd.c
+$(BENCH_BIN)/fmt-f32-all: bench/fmt-f32-all.c
 
 clean:
 	rm -f lib/*/*.o lib/*/*.po lib/nn/families.h lib/libemb.a lib/libemb.so lib/libemb.so.* lib/emb.pc cmd/*.o $(BINS) $(SCRIPT_BINS) test/*.o test/unit/*.o \

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/numfmt.h"
 #include "tool/emb-tool.h"
 
 static int parse(emb_record *r, const char *s, emb_err *e)
@@ -332,6 +333,39 @@ Test(jsonl, fmt_f32_roundtrip)
 		check_f32(v);
 		if (i % 16 == 0)
 			check_shortest(v);
+	}
+}
+
+/* the exact formatter against its oracle: the same bytes on every power
+ * of two and its neighbours (where the gap below halves), around every
+ * power of ten, the subnormals' edges, and random patterns */
+Test(jsonl, fmt_f32_oracle)
+{
+	char a[40], b[40];
+	uint32_t w, u;
+	int i, d;
+	float v;
+
+	for (i = 0; i < 200000; i++) {
+		if (i < 256 * 9) {              /* each exponent, 9 neighbours */
+			w = (uint32_t)(i / 9) << 23;
+			w += (uint32_t)(i % 9) - 4;
+		} else if (i < 256 * 9 + 90 * 9) {      /* around 10^k */
+			float t = powf(10.0f, (float)((i - 256 * 9) / 9 - 45));
+			memcpy(&w, &t, 4);
+			w += (uint32_t)((i - 256 * 9) % 9) - 4;
+		} else {
+			w = xorshift();
+			if (i % 3 == 0)
+				w &= 0x807fffffu;               /* subnormals */
+		}
+		for (d = 0; d < 2; d++) {
+			u = w | (d ? 0x80000000u : 0);
+			memcpy(&v, &u, 4);
+			emb_fmt_f32(a, v);
+			emb_fmt_f32_ref(b, v);
+			cr_assert_str_eq(a, b, "0x%08x: %s, oracle %s", u, a, b);
+		}
 	}
 }
 
