@@ -249,6 +249,9 @@ typedef struct emb_buf {
 void emb_buf_init(emb_buf *b);
 void emb_buf_release(emb_buf *b);
 void emb_buf_add(emb_buf *b, const char *s, size_t n);
+/* append FROM's text (whole records, made with emb_out_* in a buffer of
+ * their own); FROM failed: b fails too (emb_buf_failed) */
+void emb_buf_append(emb_buf *b, const emb_buf *from);
 /* S (N bytes of UTF-8) as a JSON string literal, quotes included */
 void emb_buf_add_jstr(emb_buf *b, const char *s, size_t n);
 /* 1 once memory ran out while writing into b: what was written after

@@ -71,6 +71,14 @@ void emb_buf_add(emb_buf *b, const char *s, size_t n)
 	b->p[b->len] = 0;
 }
 
+void emb_buf_append(emb_buf *b, const emb_buf *from)
+{
+	if (from->failed)
+		b->failed = 1;
+	else
+		emb_buf_add(b, from->p ? from->p : "", from->len);
+}
+
 static void buf_addc(emb_buf *b, char c)
 {
 	if (buf_reserve(b, 1) < 0)
@@ -392,9 +400,23 @@ void emb_out_json(emb_buf *b, const char *key, const char *json, size_t n)
 	emb_buf_add(b, json, n);
 }
 
+/* V[i] in decimal, as printf's %d writes it, without printf: the digits
+ * last to first into a scratch, then copied */
 static size_t put_i32(char *d, const void *v, size_t i)
 {
-	return (size_t)sprintf(d, "%d", (int)((const int32_t *)v)[i]);
+	int32_t x = ((const int32_t *)v)[i];
+	uint32_t u = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+	char t[12], *e = t + sizeof(t), *p = e;
+	size_t n = 0;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (x < 0)
+		d[n++] = '-';
+	memcpy(d + n, p, (size_t)(e - p));
+	return n + (size_t)(e - p);
 }
 
 static size_t put_f32(char *d, const void *v, size_t i)

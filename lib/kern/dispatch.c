@@ -92,15 +92,23 @@ static void build(void)
 				tables[T_AMX].hamming8 = emb_kernels_avx2.hamming8;
 	}
 #endif
-	/* the search scan of the AVX-512 tables: AVX2's (every AVX-512 CPU
-	 * has AVX2) */
-	for (int t = 0; t < T_N; t++)
-		if (usable[t] && !tables[t].find_ge)
+	/* the search scan and the half conversions of the AVX-512 tables:
+	 * AVX2's (every AVX-512 CPU has AVX2 and F16C) */
+	for (int t = 0; t < T_N; t++) {
 #ifdef EMB_HAVE_AVX2
-			tables[t].find_ge = emb_kernels_avx2.find_ge;
+		const emb_kernels *f = &emb_kernels_avx2;
 #else
-			tables[t].find_ge = emb_kernels_scalar.find_ge;
+		const emb_kernels *f = &emb_kernels_scalar;
 #endif
+		if (!usable[t])
+			continue;
+		if (!tables[t].find_ge)
+			tables[t].find_ge = f->find_ge;
+		if (!tables[t].f16_to_f32) {
+			tables[t].f16_to_f32 = f->f16_to_f32;
+			tables[t].add_f16 = f->add_f16;
+		}
+	}
 	/* bf16 */
 	make_bf16(T_SCALAR, emb_gemm_bf16_scalar, "scalar");
 	make_bf16(T_AVX2, NULL, NULL);

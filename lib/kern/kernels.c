@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "base/half.h"
 #include "kern/kernels.h"
 
 size_t emb_pack_size(int n, int k)
@@ -160,6 +161,18 @@ static void axpy_scalar(float *y, float a, const float *x, int n)
 		y[i] += a * x[i];
 }
 
+static void f16_to_f32_scalar(float *y, const uint16_t *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] = emb_f16_to_f32(x[i]);
+}
+
+static void add_f16_scalar(float *y, const uint16_t *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		y[i] += emb_f16_to_f32(x[i]);
+}
+
 /* ---- vector search kernels ---- */
 
 static void hamming8_scalar(int32_t *d, const uint64_t *pw, const uint64_t *qw,
@@ -226,6 +239,8 @@ const emb_kernels emb_kernels_scalar = {
 	.add = add_scalar,
 	.dot = dot_scalar,
 	.axpy = axpy_scalar,
+	.f16_to_f32 = f16_to_f32_scalar,
+	.add_f16 = add_f16_scalar,
 	.hamming8 = hamming8_scalar,
 	.dot4 = dot4_scalar,
 	.find_ge = find_ge_scalar,

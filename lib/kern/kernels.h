@@ -92,6 +92,13 @@ typedef struct emb_kernels {
 	float (*dot)(const float *a, const float *b, int n);
 	/* y (n) += a * x (n) */
 	void (*axpy)(float *y, float a, const float *x, int n);
+	/* y (n) = x (n IEEE halves), widened exactly (base/half.h); a NaN
+	 * stays a NaN (the vector versions may quiet it) */
+	void (*f16_to_f32)(float *y, const uint16_t *x, int n);
+	/* y (n) += x (n IEEE halves) widened exactly: one float add per
+	 * element, so that a sum of rows added in turn has the same bits in
+	 * every table (the static model's mean) */
+	void (*add_f16)(float *y, const uint16_t *x, int n);
 
 	/* ---- vector search kernels (lib/st/search.c) ---- */
 	/*

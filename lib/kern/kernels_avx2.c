@@ -2,6 +2,7 @@
  * kernels_avx2.c - AVX2 + FMA kernels; compiled with $(AVX2_CFLAGS) and
  * only called after a CPU check (cpu.c).
  */
+#include "base/half.h"
 #include "kern/kernels.h"
 
 #ifdef EMB_HAVE_AVX2
@@ -340,6 +341,30 @@ static void axpy_avx2(float *y, float a, const float *x, int n)
 		   n - i);
 }
 
+/* eight halves to floats at once (vcvtph2ps, exact), the tail one by one */
+static void f16_to_f32_avx2(float *y, const uint16_t *x, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(
+			_mm_loadu_si128((const __m128i *)(x + i))));
+	for (; i < n; i++)
+		y[i] = emb_f16_to_f32(x[i]);
+}
+
+static void add_f16_avx2(float *y, const uint16_t *x, int n)
+{
+	int i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 h = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), h));
+	}
+	for (; i < n; i++)
+		y[i] += emb_f16_to_f32(x[i]);
+}
+
 /* ---- vector search kernels ---- */
 
 /* per panel, bytes counted by nibble lookups, summed per word by vpsadbw */
@@ -445,6 +470,8 @@ const emb_kernels emb_kernels_avx2 = {
 	.add = add_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
+	.f16_to_f32 = f16_to_f32_avx2,
+	.add_f16 = add_f16_avx2,
 	.hamming8 = hamming8_avx2,
 	.dot4 = dot4_fma,
 	.find_ge = find_ge_avx2,

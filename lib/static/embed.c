@@ -270,15 +270,10 @@ static void mean_table(float *out, const emb_static *m, const int32_t *ids,
 				out[i] += r[i];
 		}
 	} else {
-		const uint16_t *tab = m->table, *r = tab + row_of(m, ids[0]) * d;
-		const float *h = m->h2f;
-		for (i = 0; i < d; i++)
-			out[i] = h[r[i]];
-		for (t = 1; t < n; t++) {
-			r = tab + row_of(m, ids[t]) * d;
-			for (i = 0; i < d; i++)
-				out[i] += h[r[i]];
-		}
+		const uint16_t *tab = m->table;
+		m->k->f16_to_f32(out, tab + row_of(m, ids[0]) * d, (int)d);
+		for (t = 1; t < n; t++)
+			m->k->add_f16(out, tab + row_of(m, ids[t]) * d, (int)d);
 	}
 	for (i = 0; i < d; i++) {
 		float x = out[i] / (float)n;

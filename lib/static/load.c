@@ -183,6 +183,7 @@ static int tensors(emb_static *m, const char *file, emb_err *err)
 {
 	const emb_tensor *t, *w, *map;
 	size_t i, n;
+	emb_err ign;
 
 	t = emb_safetensors_find(m->st, "embedding.weight");
 	if (!t)
@@ -241,6 +242,10 @@ static int tensors(emb_static *m, const char *file, emb_err *err)
 		for (i = 0; i < 65536; i++)
 			m->h2f[i] = emb_static_h2f((uint16_t)i);
 	}
+	/* every table's half kernels give the same bits: an EMB_ISA the
+	 * transformer path would refuse only leaves the scalar ones here */
+	if (emb_kernels_select(&m->k, &ign) < 0)
+		m->k = &emb_kernels_scalar;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #ifndef EMB_STATIC_INTERNAL_H
 #define EMB_STATIC_INTERNAL_H
 
+#include "kern/kernels.h"
 #include "static/static.h"
 
 struct emb_static {
@@ -30,6 +31,7 @@ struct emb_static {
 	int32_t unk;            /* Model2Vec: dropped after tokenizing; -1 */
 	int normalize;          /* Model2Vec config.json normalize */
 	float *h2f;             /* F16 table: every half as a float (65536) */
+	const emb_kernels *k;   /* the F16 rows widened and summed */
 	const char *tname;      /* the table's tensor name (borrowed from st) */
 	char *tfile;            /* its file, relative to the model folder */
 };

@@ -23,6 +23,9 @@ struct tk_acm {
 	uint64_t *keys;         /* edge hash: (node << 21 | cp) + 1; 0 empty */
 	int32_t *vals;          /* child node */
 	size_t mask;
+	int32_t root[128];      /* the root's child by ASCII code point, -1:
+	                           none (a text without added tokens is
+	                           mostly these: no hash probe) */
 };
 
 static size_t slot_of(const tk_acm *a, uint64_t key)
@@ -169,6 +172,8 @@ int tk_acm_build(tk_acm **out, const uint32_t *const *pat, const size_t *len,
 			queue[qt++] = v;
 		}
 	}
+	for (uint32_t c = 0; c < 128; c++)
+		a->root[c] = child(a, 0, c);
 	a->nn = nn;
 	*out = a;
 	a = NULL;
@@ -194,13 +199,21 @@ int tk_acm_scan(const tk_acm *a, const uint32_t *s, size_t n, tk_acm_hits *h)
 	for (size_t i = n; i-- > 0;) {
 		uint32_t c = s[i];
 		int32_t g = -1;
-		if (c < (1u << 21)) {
-			while (state && (g = child(a, state, c)) < 0)
-				state = a->fail[state];
-			if (!state)
-				g = child(a, 0, c);
+		if (!state && c < 128) {
+			/* at the root no pattern ends: nothing to record */
+			if ((state = a->root[c]) < 0) {
+				state = 0;
+				continue;
+			}
+		} else {
+			if (c < (1u << 21)) {
+				while (state && (g = child(a, state, c)) < 0)
+					state = a->fail[state];
+				if (!state)
+					g = c < 128 ? a->root[c] : child(a, 0, c);
+			}
+			state = g >= 0 ? g : 0;
 		}
-		state = g >= 0 ? g : 0;
 		if (a->best[state] < 0)
 			continue;
 		if (h->n == h->cap) {

@@ -298,10 +298,8 @@ int tk_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c)
 	return 0;
 }
 
-int tk_is_whitespace(uint32_t c)
+int tk_is_whitespace_u(uint32_t c)
 {
-	if (c < 0x80)
-		return c == ' ' || (c >= 0x09 && c <= 0x0d);
 	switch (c) {
 	case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029:
 	case 0x202f: case 0x205f: case 0x3000:
@@ -310,19 +308,13 @@ int tk_is_whitespace(uint32_t c)
 	return c >= 0x2000 && c <= 0x200a;
 }
 
-int tk_is_control(uint32_t c)
+int tk_is_control_u(uint32_t c)
 {
-	if (c < 0x80)   /* the tables' answer for ASCII: Cc but \t \n \r */
-		return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
-		       c == 0x7f;
 	return tk_in_ranges(hf_control, NELEM(hf_control), c);
 }
 
-int tk_is_bert_punct(uint32_t c)
+int tk_is_bert_punct_u(uint32_t c)
 {
-	if (c < 0x80)   /* BERT's ASCII rule, which the table holds too */
-		return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) ||
-		       (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 	return tk_in_ranges(hf_punctuation, NELEM(hf_punctuation), c);
 }
 
@@ -347,14 +339,10 @@ int tk_is_chinese(uint32_t c)
 	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
 }
 
-int tk_tolower(uint32_t out[3], uint32_t c)
+int tk_tolower_u(uint32_t out[3], uint32_t c)
 {
 	size_t lo = 0, hi = NELEM(hf_lower_extra);
 
-	if (c < 0x80) {
-		out[0] = c >= 'A' && c <= 'Z' ? c + 32 : c;
-		return 1;
-	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (c < hf_lower_extra[mid][0]) {
@@ -428,12 +416,10 @@ static int cat_in(uint32_t c, int lo, int hi)
 	return k >= lo && k <= hi;
 }
 
-int tk_is_letter(uint32_t c)
+int tk_is_letter_u(uint32_t c)
 {
 	utf8proc_category_t k;
 
-	if (c < 0x80)
-		return (c | 32) >= 'a' && (c | 32) <= 'z';
 	k = utf8proc_category((utf8proc_int32_t)c);
 	if (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO)
 		return 1;
@@ -441,12 +427,10 @@ int tk_is_letter(uint32_t c)
 	       tk_in_ranges(hf_extra_L, NELEM(hf_extra_L), c);
 }
 
-int tk_is_number(uint32_t c)
+int tk_is_number_u(uint32_t c)
 {
 	utf8proc_category_t k;
 
-	if (c < 0x80)
-		return c >= '0' && c <= '9';
 	k = utf8proc_category((utf8proc_int32_t)c);
 	if (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO)
 		return 1;
@@ -458,13 +442,10 @@ int tk_is_number(uint32_t c)
  * connector punctuation, Join_Control (U+200C, U+200D).  Alphabetic is
  * the letters, letter numbers (Nl) and Other_Alphabetic, which outside
  * the marks holds only the circled and squared Latin letters below. */
-int tk_is_word(uint32_t c)
+int tk_is_word_u(uint32_t c)
 {
 	utf8proc_category_t k;
 
-	if (c < 0x80)
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		       (c >= 'A' && c <= 'Z') || c == '_';
 	k = utf8proc_category((utf8proc_int32_t)c);
 	switch (k) {
 	case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
@@ -485,10 +466,8 @@ int tk_is_word(uint32_t c)
 }
 
 /* Rust char::is_numeric: Nd, Nl, No */
-int tk_is_numeric(uint32_t c)
+int tk_is_numeric_u(uint32_t c)
 {
-	if (c < 0x80)
-		return c >= '0' && c <= '9';
 	if (cat_in(c, UTF8PROC_CATEGORY_ND, UTF8PROC_CATEGORY_NO))
 		return 1;
 	return tk_in_ranges(hf_extra_numeric, NELEM(hf_extra_numeric), c);

@@ -66,16 +66,80 @@ void tk_spans_release(tk_spans *s);
 /* ------------------------------------------------------------------ */
 /* Unicode predicates with Hugging Face tokenizers' exact semantics     */
 
-int tk_is_whitespace(uint32_t c);     /* Rust char::is_whitespace */
-int tk_is_control(uint32_t c);        /* BertNormalizer is_control */
-int tk_is_bert_punct(uint32_t c);     /* ASCII or Unicode punctuation */
+/* Each inline with its ASCII answer (the text of most inputs: no call);
+ * the _u functions (text.c) answer for c >= 0x80 only. */
+int tk_is_whitespace_u(uint32_t c);
+int tk_is_control_u(uint32_t c);
+int tk_is_bert_punct_u(uint32_t c);
+int tk_is_word_u(uint32_t c);
+int tk_is_letter_u(uint32_t c);
+int tk_is_number_u(uint32_t c);
+int tk_is_numeric_u(uint32_t c);
+int tk_tolower_u(uint32_t out[3], uint32_t c);
+
+/* Rust char::is_whitespace */
+static inline int tk_is_whitespace(uint32_t c)
+{
+	if (c < 0x80)
+		return c == ' ' || (c >= 0x09 && c <= 0x0d);
+	return tk_is_whitespace_u(c);
+}
+
+/* BertNormalizer is_control */
+static inline int tk_is_control(uint32_t c)
+{
+	if (c < 0x80)   /* the tables' answer for ASCII: Cc but \t \n \r */
+		return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+		       c == 0x7f;
+	return tk_is_control_u(c);
+}
+
+/* ASCII or Unicode punctuation */
+static inline int tk_is_bert_punct(uint32_t c)
+{
+	if (c < 0x80)   /* BERT's ASCII rule, which the table holds too */
+		return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) ||
+		       (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+	return tk_is_bert_punct_u(c);
+}
+
 int tk_is_nonspacing_mark(uint32_t c);   /* BertNormalizer strip_accents */
 int tk_is_combining_mark(uint32_t c);    /* StripAccents normalizer */
 int tk_is_chinese(uint32_t c);
-int tk_is_word(uint32_t c);           /* regex \w (Oniguruma, Unicode) */
-int tk_is_letter(uint32_t c);         /* regex \p{L} */
-int tk_is_number(uint32_t c);         /* regex \p{N} */
-int tk_is_numeric(uint32_t c);        /* Rust char::is_numeric */
+
+/* regex \w (Oniguruma, Unicode) */
+static inline int tk_is_word(uint32_t c)
+{
+	if (c < 0x80)
+		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		       (c >= 'A' && c <= 'Z') || c == '_';
+	return tk_is_word_u(c);
+}
+
+/* regex \p{L} */
+static inline int tk_is_letter(uint32_t c)
+{
+	if (c < 0x80)
+		return (c | 32) >= 'a' && (c | 32) <= 'z';
+	return tk_is_letter_u(c);
+}
+
+/* regex \p{N} */
+static inline int tk_is_number(uint32_t c)
+{
+	if (c < 0x80)
+		return c >= '0' && c <= '9';
+	return tk_is_number_u(c);
+}
+
+/* Rust char::is_numeric */
+static inline int tk_is_numeric(uint32_t c)
+{
+	if (c < 0x80)
+		return c >= '0' && c <= '9';
+	return tk_is_numeric_u(c);
+}
+
 /* c in one of the N sorted, disjoint ranges R[i] = [lo, hi] */
 int tk_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c);
 /* the "type" member of J (an object named FIELD in FILE), a WHAT such
@@ -83,7 +147,14 @@ int tk_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t c);
 const char *tk_type_of(const json_t *j, const char *file, const char *field,
                        const char *what, emb_err *err);
 /* Rust char::to_lowercase: writes 1..3 code points, returns count */
-int tk_tolower(uint32_t out[3], uint32_t c);
+static inline int tk_tolower(uint32_t out[3], uint32_t c)
+{
+	if (c < 0x80) {
+		out[0] = c >= 'A' && c <= 'Z' ? c + 32 : c;
+		return 1;
+	}
+	return tk_tolower_u(out, c);
+}
 
 /* decode UTF-8 S (NUL-terminated) into a new code point array */
 uint32_t *tk_utf8_to_cps(const char *s, size_t len, size_t *n);

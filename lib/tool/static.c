@@ -2,8 +2,10 @@
  * static.c - emb-encode with a static embedding model (static.h): the
  * driver's prepare reads a record's text (or input_ids), run tokenizes
  * and averages a batch of records on the thread pool (one record a
- * task: its encoding in the thread's buffers, its vector in its own),
- * emit writes input_ids and the embedding (or token_embeddings).
+ * task: its encoding in the thread's buffers, its vector in its own)
+ * and renders the record's output line there too (input_ids and the
+ * embedding or token_embeddings, --fields/--drop applied); emit, on the
+ * main thread, only appends the ready line, in input order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,9 @@ typedef struct srec {
 	float *v;               /* embedding (vn) or rows (n, dim) */
 	size_t vcap;
 	int vn;
+	emb_buf line;           /* the output line, rendered by one() */
+	int line_bad;           /* rendering failed: why in line_err */
+	emb_err line_err;
 } srec;
 
 typedef struct sctx {
@@ -70,8 +75,11 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	int32_t *ids;
 	size_t n;
 
-	if (!o && !(o = r->user = calloc(1, sizeof(*o))))
-		return emb_err_set(err, "out of memory");
+	if (!o) {
+		if (!(o = r->user = calloc(1, sizeof(*o))))
+			return emb_err_set(err, "out of memory");
+		emb_buf_init(&o->line);
+	}
 	o->text = NULL;
 	o->n = o->truncated = o->prompt_length = 0;
 	if (emb_record_check_input(r->rec, 1, err) < 0)
@@ -98,7 +106,41 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	return 0;
 }
 
-/* record i of the batch: tokenize, average (thread tid's buffers) */
+/* the record's output line into o->line; what emit once wrote into the
+ * output itself.  Runs on the worker threads: emb_out_* write only into
+ * o->line and read the record, the --fields/--drop selection and the
+ * tokenizer, none of which changes while a batch runs */
+static void render(sctx *c, emb_cli_rec *r)
+{
+	static const char *const drop_tok[] = {
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", NULL };
+	srec *o = r->user;
+	emb_buf *b = &o->line;
+
+	o->line_bad = 0;
+	b->len = 0;
+	emb_buf_select(b, c->cli->fields);
+	emb_out_begin(b, r->rec, o->text ? drop_tok : NULL);
+	if (o->text) {
+		emb_out_int32s(b, "input_ids", o->ids, o->n);
+		o->line_err.msg[0] = 0;
+		if (emb_out_tok_fields(b, c->cli->tokens ? c->tt.tok : NULL, o->ids,
+		                       o->n, o->truncated, o->prompt_length,
+		                       &o->line_err) < 0) {
+			o->line_bad = 1;
+			return;
+		}
+	}
+	if (c->o->pool)
+		emb_out_floats(b, "embedding", o->v, (size_t)o->vn, c->cli->b64);
+	else
+		emb_out_matrix(b, "token_embeddings", o->v, o->n, (size_t)c->dim,
+		               c->cli->b64);
+	emb_out_end(b);
+}
+
+/* record i of the batch: tokenize, average (thread tid's buffers), render */
 static void one(sctx *c, emb_cli_rec *r, int tid)
 {
 	srec *o = r->user;
@@ -121,6 +163,7 @@ static void one(sctx *c, emb_cli_rec *r, int tid)
 		if (grow_v(o, o->n * d + 1, &r->err) < 0)
 			goto bad;
 		emb_static_rows(o->v, c->sm, o->ids, o->n);
+		render(c, r);
 		return;
 	}
 	if (!(v = malloc(d * sizeof(float)))) {
@@ -135,6 +178,7 @@ static void one(sctx *c, emb_cli_rec *r, int tid)
 	o->v = v;
 	o->vcap = (size_t)vn;
 	o->vn = vn;
+	render(c, r);
 	return;
 bad:
 	r->bad = 1;
@@ -160,26 +204,17 @@ static int run(void *vc, emb_cli_rec **rs, int n, emb_err *err)
 
 static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 {
-	static const char *const drop_tok[] = {
-		"input_ids", "token_type_ids", "tokens", "truncated",
-		"prompt_length", NULL };
-	sctx *c = vc;
 	srec *o = r->user;
 
-	emb_out_begin(b, r->rec, o->text ? drop_tok : NULL);
-	if (o->text) {
-		emb_out_int32s(b, "input_ids", o->ids, o->n);
-		if (emb_out_tok_fields(b, c->cli->tokens ? c->tt.tok : NULL, o->ids,
-		                       o->n, o->truncated, o->prompt_length,
-		                       err) < 0)
-			return -1;
+	(void)vc;
+	if (o->line_bad) {
+		*err = o->line_err;
+		return -1;
 	}
-	if (c->o->pool)
-		emb_out_floats(b, "embedding", o->v, (size_t)o->vn, c->cli->b64);
-	else
-		emb_out_matrix(b, "token_embeddings", o->v, o->n, (size_t)c->dim,
-		               c->cli->b64);
-	emb_out_end(b);
+	emb_buf_append(b, &o->line);
+	/* a long record's line is not kept for the records after it */
+	if (o->line.cap > ((size_t)1 << 20))
+		emb_buf_release(&o->line);
 	return 0;
 }
 
@@ -192,6 +227,7 @@ static void free_user(void *vc, void *u)
 		return;
 	free(o->ids);
 	free(o->v);
+	emb_buf_release(&o->line);
 	free(o);
 }
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/half.h"
 #include "tool/emb-tool.h"
 #include "kern/kernels.h"
 #include "nn/nn-internal.h"
@@ -624,6 +625,53 @@ Test(kernels, add_dot_axpy_match_scalar)
 			cr_assert_eq(b[n], y[n], "%s axpy wrote past n", v[i]->name);
 			free(x); free(y); free(a); free(b);
 		}
+}
+
+/* the half kernels against the scalar ones, which widen each half as
+ * base/half.h does: every half but the NaNs, odd lengths, and a sum of
+ * rows added in turn (the static model's mean) bit for bit */
+Test(kernels, f16_widen_and_add_match_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = tu_simd_variants(v);
+	enum { N = 65536 };
+	uint16_t *h = malloc(N * sizeof(*h));
+	float *a = malloc((N + 1) * sizeof(float));
+	float *b = malloc((N + 1) * sizeof(float));
+	int n = 0;
+
+	cr_assert(h && a && b);
+	for (uint32_t u = 0; u < N; u++)
+		if ((u & 0x7c00) != 0x7c00 || !(u & 0x3ff))
+			h[n++] = (uint16_t)u;
+	emb_kernels_scalar.f16_to_f32(a, h, n);
+	for (int e = 0; e < n; e++)
+		cr_assert_eq(a[e], emb_f16_to_f32(h[e]));
+	cr_assert_eq(a[0x3c00], 1.0f);
+	if (!nv)
+		cr_skip_test("no SIMD kernels in this build or CPU");
+	for (int i = 0; i < nv; i++) {
+		for (size_t s = 0; s < NSIZES; s++) {
+			int m = vec_sizes[s];
+			a[m] = b[m] = 7.0f;
+			emb_kernels_scalar.f16_to_f32(a, h + 1000 + s, m);
+			v[i]->f16_to_f32(b, h + 1000 + s, m);
+			cr_assert(!memcmp(a, b, (m + 1) * sizeof(float)), "%s f16_to_f32 n=%d",
+			          v[i]->name, m);
+			for (int r = 1; r < 9; r++) {
+				const uint16_t *row = h + (size_t)r * 4099 % (size_t)(n - m);
+				emb_kernels_scalar.add_f16(a, row, m);
+				v[i]->add_f16(b, row, m);
+			}
+			cr_assert(!memcmp(a, b, (m + 1) * sizeof(float)), "%s add_f16 n=%d",
+			          v[i]->name, m);
+		}
+		v[i]->f16_to_f32(b, h, n);
+		emb_kernels_scalar.f16_to_f32(a, h, n);
+		cr_assert(!memcmp(a, b, (size_t)n * sizeof(float)), "%s: every half",
+		          v[i]->name);
+	}
+	free(h); free(a); free(b);
 }
 
 Test(kernels, isa_selection_by_env)
