@@ -100,8 +100,10 @@ static const emb_tensor *i8_scale(const emb_model *m, const emb_tensor *t,
 	return s;
 }
 
-const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
-                                   const int64_t *shape, emb_err *err)
+/* emb_model_tensor without the finite check of the embedding table */
+static const emb_tensor *find_tensor(emb_model *m, const char *name,
+                                     int ndim, const int64_t *shape,
+                                     emb_err *err)
 {
 	char full[512], a[160], b[160];
 	const emb_tensor *t;
@@ -149,6 +151,17 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
 	return t;
 }
 
+const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
+                                   const int64_t *shape, emb_err *err)
+{
+	const emb_tensor *t = find_tensor(m, name, ndim, shape, err);
+
+	/* the embedding table, used whole (a tied decoder): all of it */
+	if (t && t == m->word_t && emb_tensor_check_finite(t, err) < 0)
+		return NULL;
+	return t;
+}
+
 /* widen t into dst (t->numel floats); I8: times its row scales */
 static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
                   emb_err *err)
@@ -182,15 +195,21 @@ static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
 	return emb_tensor_to_f32(dst, t, err);
 }
 
-int emb_model_table(const float **out, emb_model *m, const char *name,
-                    int64_t rows, int64_t cols, emb_err *err)
+/* emb_model_table; WORD: the embedding table, its rows checked later */
+static int table(const float **out, emb_model *m, const char *name,
+                 int64_t rows, int64_t cols, int word, emb_err *err)
 {
 	int64_t shape[2] = { rows, cols };
-	const emb_tensor *t = emb_model_tensor(m, name, cols ? 2 : 1, shape, err);
+	int nd = cols ? 2 : 1;
+	const emb_tensor *t = word ? find_tensor(m, name, nd, shape, err) :
+	                      emb_model_tensor(m, name, nd, shape, err);
 	float *p;
 
 	if (!t)
 		return -1;
+	if (word && t == m->word_t && !m->word_ok &&
+	    !(m->word_ok = calloc(((size_t)rows + 63) / 64, sizeof(*m->word_ok))))
+		return emb_err_set(err, "out of memory");
 	if (t->dtype == EMB_DT_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
 		*out = t->data;
 		return 0;
@@ -198,6 +217,34 @@ int emb_model_table(const float **out, emb_model *m, const char *name,
 	if (!(p = emb_model_alloc(m, (size_t)t->numel, err)) || to_f32(m, p, t, err))
 		return -1;
 	*out = p;
+	return 0;
+}
+
+int emb_model_table(const float **out, emb_model *m, const char *name,
+                    int64_t rows, int64_t cols, emb_err *err)
+{
+	return table(out, m, name, rows, cols, 0, err);
+}
+
+int emb_model_word_table(const float **out, emb_model *m, const char *name,
+                         int64_t rows, int64_t cols, emb_err *err)
+{
+	return table(out, m, name, rows, cols, 1, err);
+}
+
+int emb_model_word_row(const emb_model *m, int64_t id, emb_err *err)
+{
+	atomic_ullong *w;
+	unsigned long long bit = 1ull << (id % 64);
+
+	if (!m->word_ok)        /* none, or checked at load */
+		return 0;
+	w = &m->word_ok[id / 64];
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return 0;
+	if (emb_tensor_check_row(m->word_t, id, err) < 0)
+		return -1;
+	atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
 	return 0;
 }
 
@@ -378,12 +425,14 @@ void emb_model_memory_release(emb_model *m)
 		free(a);
 	}
 	free(m->q8);
+	free(m->word_ok);
 	emb_big_free(m->scratch, m->scratch_len);
 	emb_big_free(m->tscratch, m->tscratch_len);
 	emb_big_free(m->rscratch, m->rscratch_len);
 	emb_big_free(m->kvt, m->kvt_len);
 	free(m->kv);
 	m->q8 = NULL;
+	m->word_ok = NULL;
 	m->scratch = m->tscratch = m->rscratch = m->kvt = NULL;
 	m->kv = NULL;
 }
