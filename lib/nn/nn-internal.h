@@ -348,6 +348,13 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
                     int n, int k, size_t psize, int from_i8,
                     const emb_norm *from, emb_err *err);
+/* emb_linear_make in the fp32 mode (no int8, no bf16) from NPARTS
+ * mapped fp32 tensors WF[i] (outs[i], k) stacked along n, every part but
+ * the last a whole number of EMB_PANEL rows: each part packed straight
+ * into its panels, without a stacked copy (the same bytes) */
+int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
+                          const float *const *wf, const int *outs, int k,
+                          size_t psize, emb_err *err);
 /* SmoothQuant of W (n,k), which reads the output of norm NM (smooth.c):
  * W scaled in place, out->xcs new (model-owned) */
 int emb_smooth_weights(emb_linear *out, emb_model *m, const emb_norm *nm,

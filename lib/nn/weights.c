@@ -271,6 +271,25 @@ static void drop_source(const emb_tensor *t)
 #endif
 }
 
+/*
+ * the parts of a linear layer can be packed straight from the mapped
+ * file: fp32 mode, every part F32 and aligned; several parts only without
+ * bf16 and with every part but the last a whole number of panels (the
+ * panels of the stack are then the parts' panels one after the other)
+ */
+static int mapped_parts(const emb_model *m, int nparts,
+                        const emb_tensor *const *wt, const int *outs)
+{
+	if (m->prec.w8 || (nparts > 1 && m->prec.bf16))
+		return 0;
+	for (int i = 0; i < nparts; i++)
+		if (wt[i]->dtype != EMB_DT_F32 ||
+		    (uintptr_t)wt[i]->data % sizeof(float) != 0 ||
+		    (i + 1 < nparts && outs[i] % EMB_PANEL != 0))
+			return 0;
+	return 1;
+}
+
 int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
                          const char *const *names, const char *const *bnames,
                          const int *outs, int in, const emb_norm *from,
@@ -300,18 +319,23 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	if (total > INT32_MAX || !(psize = emb_pack_size((int)total, in)))
 		return emb_err_set(err, "linear layer '%s%s' is too large",
 		                   m->prefix, names[0]);
-	if (nparts == 1 && !any_i8 && !m->prec.w8 &&
-	    wt[0]->dtype == EMB_DT_F32 &&
-	    (uintptr_t)wt[0]->data % sizeof(float) == 0) {
+	if (mapped_parts(m, nparts, wt, outs)) {
 		/* float32 and no int8: pack straight from the mapped file */
-		if (bt[0] && !(b = emb_model_alloc(m, total, err)))
+		const float *wf[8];
+		if ((nparts == 1 ? bt[0] != NULL : bnames != NULL) &&
+		    !(b = emb_model_alloc(m, total, err)))
 			return -1;
-		if (bt[0] && to_f32(m, b, bt[0], err))
+		for (int i = 0, row = 0; i < nparts; row += outs[i], i++) {
+			if (bt[i] && to_f32(m, b + row, bt[i], err))
+				return -1;
+			wf[i] = wt[i]->data;
+		}
+		if (nparts == 1 ? emb_linear_make(out, m, NULL, wf[0], (int)total,
+		                                  in, psize, 0, from, err) :
+		    emb_linear_make_parts(out, m, nparts, wf, outs, in, psize, err))
 			return -1;
-		if (emb_linear_make(out, m, NULL, wt[0]->data, (int)total, in,
-		                    psize, 0, from, err))
-			return -1;
-		drop_source(wt[0]);
+		for (int i = 0; i < nparts; i++)
+			drop_source(wt[i]);
 		out->b = b;
 		out->in = in;
 		out->out = (int)total;
