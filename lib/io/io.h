@@ -89,8 +89,13 @@ int emb_tensor_to_f32(float *out, const emb_tensor *t, emb_err *err);
 /* -1 (naming file, tensor and element) when a float tensor holds a NaN or
  * an infinity; 0 for finite ones and non-float dtypes */
 int emb_tensor_check_finite(const emb_tensor *t, emb_err *err);
-/* emb_tensor_check_finite on every tensor (models call it at load) */
-int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err);
+/* emb_tensor_check_finite on row ROW (< shape[0]) of a 2-D tensor: -1
+ * naming file, tensor, row and the element in the row */
+int emb_tensor_check_row(const emb_tensor *t, int64_t row, emb_err *err);
+/* emb_tensor_check_finite on every tensor but SKIP (NULL: none; models
+ * call it at load and check their embedding table's rows at first use) */
+int emb_safetensors_check_finite(const emb_safetensors *st,
+                                 const emb_tensor *skip, emb_err *err);
 
 /* ------------------------------------------------------------------ */
 /* sentence-transformers modules                                       */

@@ -282,7 +282,7 @@ static int load_dense(emb_st_config *c, const char *dir, const char *mpath,
 		goto out;
 	}
 	if (emb_safetensors_open_in(&st, dir, stpath, err) ||
-	    emb_safetensors_check_finite(st, err))
+	    emb_safetensors_check_finite(st, NULL, err))
 		goto out;
 	for (int i = 0; i < 1 + bias; i++) {
 		const emb_tensor *t = emb_safetensors_find(st, i ? "linear.bias" :

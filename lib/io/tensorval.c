@@ -60,38 +60,46 @@ static size_t first_nonfinite(const unsigned char *p, size_t n, size_t w,
 	return n;
 }
 
+/* index of the first non-finite element among elements [from, from + n)
+ * of float tensor t, from + n if none (and for non-float dtypes); *is_nan:
+ * that one is a NaN */
+static size_t first_bad(const emb_tensor *t, size_t from, size_t n,
+                        int *is_nan)
+{
+	const unsigned char *p = t->data;
+	size_t i;
+
+	*is_nan = 0;
+	switch (t->dtype) {
+	case EMB_DT_F32:
+		return from + first_nonfinite(p + 4 * from, n, 4, 0x7f800000u,
+		                              is_nan);
+	case EMB_DT_F16:
+		return from + first_nonfinite(p + 2 * from, n, 2, 0x7c00u, is_nan);
+	case EMB_DT_BF16:
+		return from + first_nonfinite(p + 2 * from, n, 2, 0x7f80u, is_nan);
+	case EMB_DT_F64:
+		for (i = from; i < from + n; i++) {
+			const unsigned char *q = p + 8 * i;
+			uint32_t hi = ld32(q + 4), lo = ld32(q);
+			if ((hi & 0x7ff00000u) == 0x7ff00000u) {
+				*is_nan = (hi & 0xfffffu) || lo;
+				return i;
+			}
+		}
+		return i;
+	default:
+		return from + n;
+	}
+}
+
 int emb_tensor_check_finite(const emb_tensor *t, emb_err *err)
 {
 	char nb[132];
-	size_t n = (size_t)t->numel, i = n;
-	int is_nan = 0;
+	size_t n = (size_t)t->numel;
+	int is_nan;
+	size_t i = first_bad(t, 0, n, &is_nan);
 
-	switch (t->dtype) {
-	case EMB_DT_F32:
-		i = first_nonfinite(t->data, n, 4, 0x7f800000u, &is_nan);
-		break;
-	case EMB_DT_F16:
-		i = first_nonfinite(t->data, n, 2, 0x7c00u, &is_nan);
-		break;
-	case EMB_DT_BF16:
-		i = first_nonfinite(t->data, n, 2, 0x7f80u, &is_nan);
-		break;
-	case EMB_DT_F64:
-		for (i = 0; i < n; i++) {
-			const unsigned char *q = (const unsigned char *)t->data + 8 * i;
-			uint32_t hi = (uint32_t)q[4] | (uint32_t)q[5] << 8 |
-			              (uint32_t)q[6] << 16 | (uint32_t)q[7] << 24;
-			uint32_t lo = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
-			              (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-			if ((hi & 0x7ff00000u) == 0x7ff00000u) {
-				is_nan = (hi & 0xfffffu) || lo;
-				break;
-			}
-		}
-		break;
-	default:
-		return 0;
-	}
 	if (i < n)
 		return emb_err_set(err, "%s: tensor '%s': element %zu is %s "
 		                   "(weights must be finite)",
@@ -101,10 +109,28 @@ int emb_tensor_check_finite(const emb_tensor *t, emb_err *err)
 	return 0;
 }
 
-int emb_safetensors_check_finite(const emb_safetensors *st, emb_err *err)
+int emb_tensor_check_row(const emb_tensor *t, int64_t row, emb_err *err)
+{
+	char nb[132];
+	size_t cols = t->ndim == 2 ? (size_t)t->shape[1] : 1, i;
+	int is_nan;
+
+	i = first_bad(t, (size_t)row * cols, cols, &is_nan) - (size_t)row * cols;
+	if (i < cols)
+		return emb_err_set(err, "%s: tensor '%s': row %lld: element %zu "
+		                   "is %s (weights must be finite)",
+		                   t->file ? t->file : "safetensors",
+		                   emb_st_shown(nb, t->name ? t->name : ""),
+		                   (long long)row, i, is_nan ? "NaN" : "infinite");
+	return 0;
+}
+
+int emb_safetensors_check_finite(const emb_safetensors *st,
+                                 const emb_tensor *skip, emb_err *err)
 {
 	for (size_t i = 0; i < emb_safetensors_count(st); i++)
-		if (emb_tensor_check_finite(emb_safetensors_at(st, i), err) < 0)
+		if (emb_safetensors_at(st, i) != skip &&
+		    emb_tensor_check_finite(emb_safetensors_at(st, i), err) < 0)
 			return -1;
 	return 0;
 }

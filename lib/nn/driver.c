@@ -175,7 +175,7 @@ int emb_net_load(emb_model *m, emb_err *err)
 
 	if (!d->layer && emb_net_layers(m, err))
 		return -1;
-	if (emb_model_table(&d->word, m, n->word, m->vocab, H, err) ||
+	if (emb_model_word_table(&d->word, m, n->word, m->vocab, H, err) ||
 	    (n->type && emb_model_table(&d->type, m, n->type, m->type_vocab, H,
 	                                err)) ||
 	    (n->pos && emb_model_table(&d->pos_table, m, n->pos, m->max_pos, H,

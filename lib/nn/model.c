@@ -202,19 +202,23 @@ int emb_model_load(emb_model **out, const char *dir,
 	m->gemm_i8 = m->k->gemm_i8;
 	if (m->prec.a8)
 		m->i8_kernel = m->k->i8_name;
-	if (emb_safetensors_open(&m->st, dir, err) ||
-	    emb_safetensors_check_finite(m->st, err))
+	if (emb_safetensors_open(&m->st, dir, err))
 		goto out;
 	m->prefix = m->fam->prefixes[0];
 	for (int i = 0; m->fam->prefixes[i]; i++) {
-		char name[512];
-		snprintf(name, sizeof(name), "%s%s", m->fam->prefixes[i],
+		snprintf(path, sizeof(path), "%s%s", m->fam->prefixes[i],
 		         m->fam->probe);
-		if (emb_safetensors_find(m->st, name)) {
+		if (emb_safetensors_find(m->st, path)) {
 			m->prefix = m->fam->prefixes[i];
 			break;
 		}
 	}
+	/* every weight finite, but the embedding table's rows: those at
+	 * first use (emb_model_check) */
+	snprintf(path, sizeof(path), "%s%s", m->prefix, m->fam->names->word);
+	m->word_t = emb_safetensors_find(m->st, path);
+	if (emb_safetensors_check_finite(m->st, m->word_t, err))
+		goto out;
 	if (emb_net_load(m, err))
 		goto out;
 	if (m->prec.a8 && m->n_a8 == 0) {
@@ -294,6 +298,8 @@ int emb_model_check(const emb_model *m, const emb_seq *q, emb_err *err)
 			return emb_err_set(err, "token_type_ids[%d] = %ld is out of range "
 			                   "(type_vocab_size %d)", i, (long)q->type_ids[i],
 			                   m->type_vocab);
+		if (emb_model_word_row(m, q->ids[i], err) < 0)
+			return -1;
 	}
 	return 0;
 }

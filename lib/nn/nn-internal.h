@@ -16,6 +16,7 @@
 #define EMB_NN_INTERNAL_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include "base/base.h"
 #include "base/bigmem.h"  /* emb_big_grow: the scratch buffers */
 #include "base/threadpool.h"
@@ -222,6 +223,12 @@ struct emb_model {
 	char *arch;             /* config.json architectures[0] (or derived) */
 	char *dir;
 	emb_safetensors *st;
+	/* the token-embedding table (vocab x hidden, most of a checkpoint):
+	 * not checked at load but a row at a time, the first time an input
+	 * uses it (emb_model_check); word_ok has a bit per row checked, set
+	 * atomically (checking twice is harmless) */
+	const emb_tensor *word_t;
+	atomic_ullong *word_ok;
 	const char *prefix;     /* borrowed from fam->prefixes */
 	const emb_kernels *k;
 	emb_threads *tp;
@@ -313,6 +320,14 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
  * model-owned copy */
 int emb_model_table(const float **out, emb_model *m, const char *name,
                     int64_t rows, int64_t cols, emb_err *err);
+/* emb_model_table for the token-embedding table m->word_t, whose rows
+ * are checked to be finite at first use (emb_model_word_row), not here;
+ * any other use of that tensor (emb_model_tensor) checks all of it */
+int emb_model_word_table(const float **out, emb_model *m, const char *name,
+                         int64_t rows, int64_t cols, emb_err *err);
+/* 0 when row ID of the embedding table is finite (checked once, then
+ * remembered); -1 naming file, tensor, row and element */
+int emb_model_word_row(const emb_model *m, int64_t id, emb_err *err);
 /*
  * A linear layer from NPARTS weight tensors stacked along the output
  * dimension (Q, K, V -> one QKV GEMM), each names[i] (outs[i], in), with
@@ -333,6 +348,13 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
                     int n, int k, size_t psize, int from_i8,
                     const emb_norm *from, emb_err *err);
+/* emb_linear_make in the fp32 mode (no int8, no bf16) from NPARTS
+ * mapped fp32 tensors WF[i] (outs[i], k) stacked along n, every part but
+ * the last a whole number of EMB_PANEL rows: each part packed straight
+ * into its panels, without a stacked copy (the same bytes) */
+int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
+                          const float *const *wf, const int *outs, int k,
+                          size_t psize, emb_err *err);
 /* SmoothQuant of W (n,k), which reads the output of norm NM (smooth.c):
  * W scaled in place, out->xcs new (model-owned) */
 int emb_smooth_weights(emb_linear *out, emb_model *m, const emb_norm *nm,

@@ -104,3 +104,26 @@ int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
 	return linear_int8(out, m, w, n, k, from_i8, from, err) ||
 	       linear_pack(out, m, w ? w : wf, n, k, psize, err) ? -1 : 0;
 }
+
+int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
+                          const float *const *wf, const int *outs, int k,
+                          size_t psize, emb_err *err)
+{
+	size_t n = 0;
+	float *wp;
+
+	for (int i = 0; i < nparts; i++)
+		n += (size_t)outs[i];
+	if (linear_int8(out, m, NULL, (int)n, k, 0, NULL, err) ||
+	    !(wp = emb_model_alloc(m, psize, err)))
+		return -1;
+	// each part (outs[i],k) -> its own panels, from row n on
+	n = 0;
+	for (int i = 0; i < nparts; i++) {
+		emb_pack_weights(wp + n * (size_t)k, wf[i], outs[i], k);
+		n += (size_t)outs[i];
+	}
+	out->wb = NULL;
+	out->wp = wp;
+	return 0;
+}

@@ -100,8 +100,10 @@ static const emb_tensor *i8_scale(const emb_model *m, const emb_tensor *t,
 	return s;
 }
 
-const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
-                                   const int64_t *shape, emb_err *err)
+/* emb_model_tensor without the finite check of the embedding table */
+static const emb_tensor *find_tensor(emb_model *m, const char *name,
+                                     int ndim, const int64_t *shape,
+                                     emb_err *err)
 {
 	char full[512], a[160], b[160];
 	const emb_tensor *t;
@@ -149,6 +151,17 @@ const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
 	return t;
 }
 
+const emb_tensor *emb_model_tensor(emb_model *m, const char *name, int ndim,
+                                   const int64_t *shape, emb_err *err)
+{
+	const emb_tensor *t = find_tensor(m, name, ndim, shape, err);
+
+	/* the embedding table, used whole (a tied decoder): all of it */
+	if (t && t == m->word_t && emb_tensor_check_finite(t, err) < 0)
+		return NULL;
+	return t;
+}
+
 /* widen t into dst (t->numel floats); I8: times its row scales */
 static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
                   emb_err *err)
@@ -182,15 +195,21 @@ static int to_f32(const emb_model *m, float *dst, const emb_tensor *t,
 	return emb_tensor_to_f32(dst, t, err);
 }
 
-int emb_model_table(const float **out, emb_model *m, const char *name,
-                    int64_t rows, int64_t cols, emb_err *err)
+/* emb_model_table; WORD: the embedding table, its rows checked later */
+static int table(const float **out, emb_model *m, const char *name,
+                 int64_t rows, int64_t cols, int word, emb_err *err)
 {
 	int64_t shape[2] = { rows, cols };
-	const emb_tensor *t = emb_model_tensor(m, name, cols ? 2 : 1, shape, err);
+	int nd = cols ? 2 : 1;
+	const emb_tensor *t = word ? find_tensor(m, name, nd, shape, err) :
+	                      emb_model_tensor(m, name, nd, shape, err);
 	float *p;
 
 	if (!t)
 		return -1;
+	if (word && t == m->word_t && !m->word_ok &&
+	    !(m->word_ok = calloc(((size_t)rows + 63) / 64, sizeof(*m->word_ok))))
+		return emb_err_set(err, "out of memory");
 	if (t->dtype == EMB_DT_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
 		*out = t->data;
 		return 0;
@@ -198,6 +217,34 @@ int emb_model_table(const float **out, emb_model *m, const char *name,
 	if (!(p = emb_model_alloc(m, (size_t)t->numel, err)) || to_f32(m, p, t, err))
 		return -1;
 	*out = p;
+	return 0;
+}
+
+int emb_model_table(const float **out, emb_model *m, const char *name,
+                    int64_t rows, int64_t cols, emb_err *err)
+{
+	return table(out, m, name, rows, cols, 0, err);
+}
+
+int emb_model_word_table(const float **out, emb_model *m, const char *name,
+                         int64_t rows, int64_t cols, emb_err *err)
+{
+	return table(out, m, name, rows, cols, 1, err);
+}
+
+int emb_model_word_row(const emb_model *m, int64_t id, emb_err *err)
+{
+	atomic_ullong *w;
+	unsigned long long bit = 1ull << (id % 64);
+
+	if (!m->word_ok)        /* none, or checked at load */
+		return 0;
+	w = &m->word_ok[id / 64];
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return 0;
+	if (emb_tensor_check_row(m->word_t, id, err) < 0)
+		return -1;
+	atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
 	return 0;
 }
 
@@ -222,6 +269,25 @@ static void drop_source(const emb_tensor *t)
 #else
 	(void)t;
 #endif
+}
+
+/*
+ * the parts of a linear layer can be packed straight from the mapped
+ * file: fp32 mode, every part F32 and aligned; several parts only without
+ * bf16 and with every part but the last a whole number of panels (the
+ * panels of the stack are then the parts' panels one after the other)
+ */
+static int mapped_parts(const emb_model *m, int nparts,
+                        const emb_tensor *const *wt, const int *outs)
+{
+	if (m->prec.w8 || (nparts > 1 && m->prec.bf16))
+		return 0;
+	for (int i = 0; i < nparts; i++)
+		if (wt[i]->dtype != EMB_DT_F32 ||
+		    (uintptr_t)wt[i]->data % sizeof(float) != 0 ||
+		    (i + 1 < nparts && outs[i] % EMB_PANEL != 0))
+			return 0;
+	return 1;
 }
 
 int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
@@ -253,18 +319,23 @@ int emb_model_linear_cat(emb_linear *out, emb_model *m, int nparts,
 	if (total > INT32_MAX || !(psize = emb_pack_size((int)total, in)))
 		return emb_err_set(err, "linear layer '%s%s' is too large",
 		                   m->prefix, names[0]);
-	if (nparts == 1 && !any_i8 && !m->prec.w8 &&
-	    wt[0]->dtype == EMB_DT_F32 &&
-	    (uintptr_t)wt[0]->data % sizeof(float) == 0) {
+	if (mapped_parts(m, nparts, wt, outs)) {
 		/* float32 and no int8: pack straight from the mapped file */
-		if (bt[0] && !(b = emb_model_alloc(m, total, err)))
+		const float *wf[8];
+		if ((nparts == 1 ? bt[0] != NULL : bnames != NULL) &&
+		    !(b = emb_model_alloc(m, total, err)))
 			return -1;
-		if (bt[0] && to_f32(m, b, bt[0], err))
+		for (int i = 0, row = 0; i < nparts; row += outs[i], i++) {
+			if (bt[i] && to_f32(m, b + row, bt[i], err))
+				return -1;
+			wf[i] = wt[i]->data;
+		}
+		if (nparts == 1 ? emb_linear_make(out, m, NULL, wf[0], (int)total,
+		                                  in, psize, 0, from, err) :
+		    emb_linear_make_parts(out, m, nparts, wf, outs, in, psize, err))
 			return -1;
-		if (emb_linear_make(out, m, NULL, wt[0]->data, (int)total, in,
-		                    psize, 0, from, err))
-			return -1;
-		drop_source(wt[0]);
+		for (int i = 0; i < nparts; i++)
+			drop_source(wt[i]);
 		out->b = b;
 		out->in = in;
 		out->out = (int)total;
@@ -378,12 +449,14 @@ void emb_model_memory_release(emb_model *m)
 		free(a);
 	}
 	free(m->q8);
+	free(m->word_ok);
 	emb_big_free(m->scratch, m->scratch_len);
 	emb_big_free(m->tscratch, m->tscratch_len);
 	emb_big_free(m->rscratch, m->rscratch_len);
 	emb_big_free(m->kvt, m->kvt_len);
 	free(m->kv);
 	m->q8 = NULL;
+	m->word_ok = NULL;
 	m->scratch = m->tscratch = m->rscratch = m->kvt = NULL;
 	m->kv = NULL;
 }

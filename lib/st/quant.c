@@ -233,7 +233,7 @@ int emb_quantize_model(const char *dir, const char *out, const char *type,
 	for (n = strlen(outc); n > 1 && outc[n - 1] == '/'; n--)
 		outc[n - 1] = 0;
 	out = outc;
-	if (emb_safetensors_check_finite(st, err) < 0 ||
+	if (emb_safetensors_check_finite(st, NULL, err) < 0 ||
 	    (f16 && f16_range_check(st, err) < 0) ||
 	    emb_ckpt_begin(&tmp, dir, out, force, err) < 0) {
 		free(outc);

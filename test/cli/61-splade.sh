@@ -45,3 +45,25 @@ emb-encode -m "$S" --top-k 3 < /dev/null > /dev/null 2>&1; s=$?
 t_eq "--top-k without --pool=splade: exit 2" "$s" 2
 emb-encode -m "$S" --pool=splade --dim 8 < /dev/null > /dev/null 2>&1; s=$?
 t_eq "--pool=splade --dim: exit 2" "$s" 2
+
+# a NaN in row 7 of the word embeddings, a row no input here uses: mean
+# pooling (rows checked at first use) encodes; SPLADE's decoder, tied to
+# the whole table, checks all of it when it loads (as at load before)
+rm -rf "$T/nan"; cp -R "$S" "$T/nan"
+python3 - "$T/nan/model.safetensors" <<'PY'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+t = json.loads(b[8:8 + n])["bert.embeddings.word_embeddings.weight"]
+o = 8 + n + t["data_offsets"][0] + 4 * (7 * t["shape"][1] + 3)
+b[o:o + 4] = struct.pack("<f", float("nan"))
+open(sys.argv[1], "wb").write(b)
+PY
+echo '{"text":"hello"}' > "$T/hello.jsonl"
+emb-encode -m "$T/nan" --pool "$T/hello.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "NaN in an unused embedding row, --pool: exit 0, quiet" "$s$(cat "$T/err")" 0
+t_grep "... an embedding" '"embedding":\[' "$T/out"
+emb-encode -m "$T/nan" --pool=splade "$T/hello.jsonl" > "$T/out" 2> "$T/err"; s=$?
+t_eq "... --pool=splade (the tied decoder): exit 3" "$s" 3
+t_grep "... names the element" "^emb-encode: error: $T/nan/model.safetensors: tensor 'bert.embeddings.word_embeddings.weight': element 899 is NaN (weights must be finite)$" "$T/err"
+t_lines "... nothing on stdout" 0 "$T/out"

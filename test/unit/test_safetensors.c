@@ -751,3 +751,43 @@ Test(safetensors, check_finite)
 	cr_assert_eq(emb_tensor_check_finite(&t, &err), -1);
 	cr_assert(strstr(err.msg, "element 50 is infinite"), "%s", err.msg);
 }
+
+/* one row of a 2-D tensor: only that row's elements, the message naming
+ * the row and the element within it */
+Test(safetensors, check_row)
+{
+	static uint16_t h[3 * 5000];
+	static double d[2 * 3];
+	emb_tensor t = {0};
+	emb_err err;
+
+	t.name = "emb";
+	t.file = "m.safetensors";
+	t.ndim = 2;
+	t.dtype = EMB_DT_BF16;
+	t.shape[0] = 3;
+	t.shape[1] = 5000;
+	t.numel = 3 * 5000;
+	t.data = h;
+	h[5000 + 4500] = 0x7fc0;        /* row 1, past the first block */
+	cr_assert_eq(emb_tensor_check_row(&t, 0, &err), 0);
+	cr_assert_eq(emb_tensor_check_row(&t, 2, &err), 0);
+	cr_assert_eq(emb_tensor_check_row(&t, 1, &err), -1);
+	cr_assert_str_eq(err.msg, "m.safetensors: tensor 'emb': row 1: element "
+	                 "4500 is NaN (weights must be finite)");
+	h[2 * 5000] = 0xff80;           /* row 2's first: -inf */
+	cr_assert_eq(emb_tensor_check_row(&t, 2, &err), -1);
+	cr_assert(strstr(err.msg, "row 2: element 0 is infinite"), "%s", err.msg);
+
+	t.data = d;
+	t.dtype = EMB_DT_F64;
+	t.shape[0] = 2;
+	t.shape[1] = 3;
+	t.numel = 6;
+	d[5] = NAN;
+	cr_assert_eq(emb_tensor_check_row(&t, 0, &err), 0);
+	cr_assert_eq(emb_tensor_check_row(&t, 1, &err), -1);
+	cr_assert(strstr(err.msg, "row 1: element 2 is NaN"), "%s", err.msg);
+	t.dtype = EMB_DT_I16;           /* not a float: not checked */
+	cr_assert_eq(emb_tensor_check_row(&t, 1, &err), 0);
+}
