@@ -245,13 +245,35 @@ static int buf_room(emb_jscan *s, size_t need)
 	return 0;
 }
 
+/* past the plain ASCII at P in a string: the first '"', '\\', control
+ * character or byte >= 0x80, or E */
+static inline const unsigned char *plain_end(const unsigned char *p,
+                                             const unsigned char *e)
+{
+#ifdef SWAR
+	/* 8 bytes at a time */
+	while (e - p >= 8) {
+		uint64_t w, sp;
+		memcpy(&w, p, 8);
+		sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
+		     zero_bytes(w ^ (0x5c * ONES)) | zero_bytes(w & (0xe0 * ONES));
+		if (sp)
+			return p + (__builtin_ctzll(sp) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < e && !str_class(*p))
+		p++;
+	return p;
+}
+
 /* the rest of a string from P, an escape, on (START: its opening quote):
  * checked, and decoded into s->buf when DECODE */
 static int string_slow(emb_jscan *s, const unsigned char *start,
                        const unsigned char *p, const char **out, size_t *n,
                        int decode)
 {
-	const unsigned char *e = s->end;
+	const unsigned char *e = s->end, *q;
 	size_t k = (size_t)(p - start - 1);
 	char *o = NULL;
 
@@ -262,16 +284,17 @@ static int string_slow(emb_jscan *s, const unsigned char *start,
 		o = s->buf;
 		memcpy(o, start + 1, k);
 	}
-	while (p < e) {
-		unsigned c = *p, v, w;
+	for (;;) {
+		unsigned c, v, w;
 		size_t m;
 
-		switch (str_class(c)) {
-		case 0:
-			if (o)
-				o[k++] = (char)c;
-			p++;
-			continue;
+		q = plain_end(p, e);
+		if (o)
+			memcpy(o + k, p, (size_t)(q - p));
+		k += (size_t)(q - p);
+		if ((p = q) >= e)
+			break;
+		switch (str_class(*p)) {
 		case 1:
 			s->p = p + 1;
 			if (o) {
@@ -307,7 +330,8 @@ static int string_slow(emb_jscan *s, const unsigned char *start,
 		}
 		if (c) {
 			if (o)
-				o[k++] = (char)c;
+				o[k] = (char)c;
+			k++;
 			p += 2;
 			continue;
 		}
@@ -339,33 +363,14 @@ static inline int string(emb_jscan *s, const char **out, size_t *n,
 {
 	const unsigned char *start, *p, *e = s->end;
 	int c = peek(s);
+	size_t m;
 
 	if (c != '"')
 		return fail(s, s->p, c < 0 ? key_at_end(s, E_STRING) : E_STRING);
 	start = s->p;
 	p = start + 1;
 	for (;;) {
-		size_t m;
-
-#ifdef SWAR
-		/* 8 bytes at a time: the first that is '"', '\\', a
-		 * control character or not ASCII */
-		while (e - p >= 8) {
-			uint64_t w, sp;
-			memcpy(&w, p, 8);
-			sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
-			     zero_bytes(w ^ (0x5c * ONES)) |
-			     zero_bytes(w & (0xe0 * ONES));
-			if (sp) {
-				p += __builtin_ctzll(sp) >> 3;
-				break;
-			}
-			p += 8;
-		}
-#endif
-		while (p < e && !str_class(*p))
-			p++;
-		if (p >= e)
+		if ((p = plain_end(p, e)) >= e)
 			return fail(s, e, E_STR_END);
 		switch (str_class(*p)) {
 		case 1:
