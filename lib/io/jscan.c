@@ -1,5 +1,6 @@
 /*
- * jscan.c - the streaming JSON scanner (io/jscan.h).
+ * jscan.c - the streaming JSON scanner (io/jscan.h): the one JSON grammar
+ * of emb, under jansson's rules or the record path's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,11 +19,80 @@ static inline int str_class(unsigned c)
 	return c >= 0x80 ? 4 : c < 0x20 ? 3 : c == '"' ? 1 : c == '\\' ? 2 : 0;
 }
 
+/* the errors a scan reports */
+enum {
+	E_END, E_CHAR, E_DEPTH, E_OBJ_SEP, E_ARR_SEP, E_STRING, E_COLON,
+	E_STR_END, E_CTRL, E_UTF8, E_ESC, E_UESC, E_SURR, E_NUL, E_NUMBER,
+	E_TOKEN, E_TRAIL, E_OBJ, E_ARR, E_OOM, E_BIG_NEG, E_BIG, E_REAL,
+	E_COUNT
+};
+
+struct emb_jscan_rules {
+	int lax;                    /* the record path's (io/jscan.h) */
+	const char *msg[E_COUNT];   /* NULL: jansson's words */
+};
+
+/* jansson's words for its errors */
+static const struct emb_jscan_rules jansson = { 0, {
+	[E_END] = "unexpected end of input",
+	[E_CHAR] = "unexpected character",
+	[E_DEPTH] = "maximum parsing depth reached",
+	[E_OBJ_SEP] = "',' or '}' expected",
+	[E_ARR_SEP] = "',' or ']' expected",
+	[E_STRING] = "string expected",
+	[E_COLON] = "':' expected",
+	[E_STR_END] = "premature end of input in a string",
+	[E_CTRL] = "control character in a string",
+	[E_UTF8] = "invalid UTF-8",
+	[E_ESC] = "invalid escape",
+	[E_UESC] = "invalid Unicode escape",
+	[E_SURR] = "invalid Unicode escape",
+	[E_NUL] = "\\u0000 is not allowed",
+	[E_NUMBER] = "invalid number",
+	[E_TOKEN] = "invalid token",
+	[E_TRAIL] = "end of input expected",
+	[E_OBJ] = "'{' expected",
+	[E_ARR] = "'[' expected",
+	[E_OOM] = "out of memory",
+	[E_BIG_NEG] = "too big negative integer",
+	[E_BIG] = "too big integer",
+	[E_REAL] = "real number overflow",
+} };
+
+/* the record path's, as its diagnostics have always said them */
+static const struct emb_jscan_rules record = { 1, {
+	[E_END] = "unexpected end of line",
+	[E_DEPTH] = "nesting too deep",
+	[E_OBJ_SEP] = "expected ',' or '}'",
+	[E_ARR_SEP] = "expected ',' or ']'",
+	[E_STRING] = "expected a string key",
+	[E_COLON] = "expected ':'",
+	[E_STR_END] = "unterminated string",
+	[E_CTRL] = "control character in string",
+	[E_ESC] = "invalid escape in string",
+	[E_UESC] = "invalid \\u escape",
+	[E_SURR] = "unpaired surrogate in \\u escape",
+	[E_TOKEN] = "invalid literal",
+	[E_TRAIL] = "trailing characters after the object",
+	[E_OBJ] = "expected a JSON object",
+} };
+
 void emb_jscan_init(emb_jscan *s, const char *text, size_t len)
 {
 	memset(s, 0, sizeof(*s));
 	s->text = s->p = (const unsigned char *)text;
 	s->end = s->p + len;
+	s->max_depth = EMB_JSCAN_MAX_DEPTH;
+	s->rules = &jansson;
+}
+
+void emb_jscan_init_record(emb_jscan *s, const char *text, size_t len,
+                           int max_depth)
+{
+	emb_jscan_init(s, text, len);
+	s->max_depth = max_depth < EMB_JSCAN_MAX_DEPTH ? max_depth
+	                                               : EMB_JSCAN_MAX_DEPTH;
+	s->rules = &record;
 }
 
 void emb_jscan_release(emb_jscan *s)
@@ -32,10 +102,10 @@ void emb_jscan_release(emb_jscan *s)
 	s->cap = 0;
 }
 
-static int fail(emb_jscan *s, const unsigned char *at, const char *what)
+static int fail(emb_jscan *s, const unsigned char *at, int e)
 {
 	if (!s->what) {
-		s->what = what;
+		s->what = s->rules->msg[e] ? s->rules->msg[e] : jansson.msg[e];
 		s->at = at;
 	}
 	s->p = s->end;
@@ -94,12 +164,22 @@ int emb_jscan_peek(emb_jscan *s)
 int emb_jscan_open(emb_jscan *s, int c)
 {
 	if (peek(s) != c)
-		return fail(s, s->p, c == '{' ? "'{' expected" : "'[' expected");
-	if (s->depth >= EMB_JSCAN_MAX_DEPTH)
-		return fail(s, s->p, "maximum parsing depth reached");
+		return fail(s, s->p, c == '{' ? E_OBJ : E_ARR);
+	if (s->depth >= s->max_depth)
+		return fail(s, s->p, E_DEPTH);
 	s->p++;
 	s->depth++;
 	return 0;
+}
+
+/* the error where the text ends before an object's key (jansson's is
+ * E): the record path calls it a missing key, but in the line's own
+ * object the end of the line */
+static int key_at_end(const emb_jscan *s, int e)
+{
+	if (!s->rules->lax)
+		return e;
+	return s->depth > 1 ? E_STRING : E_END;
 }
 
 int emb_jscan_more(emb_jscan *s, int *first, int close)
@@ -113,7 +193,7 @@ int emb_jscan_more(emb_jscan *s, int *first, int close)
 	}
 	if (*first) {
 		if (c < 0)
-			return fail(s, s->p, "unexpected end of input");
+			return fail(s, s->p, close == '}' ? key_at_end(s, E_END) : E_END);
 		*first = 0;
 		return 1;
 	}
@@ -122,9 +202,8 @@ int emb_jscan_more(emb_jscan *s, int *first, int close)
 		return 1;
 	}
 	if (c < 0)
-		return fail(s, s->p, "unexpected end of input");
-	return fail(s, s->p, close == '}' ? "',' or '}' expected"
-	                                  : "',' or ']' expected");
+		return fail(s, s->p, E_END);
+	return fail(s, s->p, close == '}' ? E_OBJ_SEP : E_ARR_SEP);
 }
 
 static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
@@ -166,137 +245,187 @@ static int buf_room(emb_jscan *s, size_t need)
 	return 0;
 }
 
-/* the rest of a string from Q (just after the quote at START) with an
- * escape at P: decoded into s->buf */
-static int string_slow(emb_jscan *s, const unsigned char *start,
-                       const unsigned char *p, const char **out, size_t *n)
+/* past the plain ASCII at P in a string: the first '"', '\\', control
+ * character or byte >= 0x80, or E */
+static inline const unsigned char *plain_end(const unsigned char *p,
+                                             const unsigned char *e)
 {
-	const unsigned char *e = s->end;
+#ifdef SWAR
+	/* 8 bytes at a time */
+	while (e - p >= 8) {
+		uint64_t w, sp;
+		memcpy(&w, p, 8);
+		sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
+		     zero_bytes(w ^ (0x5c * ONES)) | zero_bytes(w & (0xe0 * ONES));
+		if (sp)
+			return p + (__builtin_ctzll(sp) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < e && !str_class(*p))
+		p++;
+	return p;
+}
+
+/* the rest of a string from P, an escape, on (START: its opening quote):
+ * checked, and decoded into s->buf when DECODE */
+static int string_slow(emb_jscan *s, const unsigned char *start,
+                       const unsigned char *p, const char **out, size_t *n,
+                       int decode)
+{
+	const unsigned char *e = s->end, *q;
 	size_t k = (size_t)(p - start - 1);
+	char *o = NULL;
 
 	/* a decoded string is never longer than its text */
-	if (buf_room(s, (size_t)(e - start)) < 0)
-		return fail(s, start, "out of memory");
-	memcpy(s->buf, start + 1, k);
-	while (p < e) {
-		unsigned c = *p, v, w;
+	if (decode) {
+		if (buf_room(s, (size_t)(e - start)) < 0)
+			return fail(s, start, E_OOM);
+		o = s->buf;
+		memcpy(o, start + 1, k);
+	}
+	for (;;) {
+		unsigned c, v, w;
 		size_t m;
 
-		switch (str_class(c)) {
-		case 0:
-			s->buf[k++] = (char)c;
-			p++;
-			continue;
+		q = plain_end(p, e);
+		if (o)
+			memcpy(o + k, p, (size_t)(q - p));
+		k += (size_t)(q - p);
+		if ((p = q) >= e)
+			break;
+		switch (str_class(*p)) {
 		case 1:
-			s->buf[k] = 0;
 			s->p = p + 1;
-			*out = s->buf;
-			*n = k;
+			if (o) {
+				o[k] = 0;
+				*out = o;
+				*n = k;
+			}
 			return 0;
 		case 3:
-			return fail(s, p, "control character in a string");
+			return fail(s, p, E_CTRL);
 		case 4:
 			if (!(m = emb_utf8_seq(p, (size_t)(e - p))))
-				return fail(s, p, "invalid UTF-8");
-			memcpy(s->buf + k, p, m);
+				return fail(s, p, E_UTF8);
+			if (o)
+				memcpy(o + k, p, m);
 			k += m;
 			p += m;
 			continue;
 		}
 		/* an escape */
 		if (e - p < 2)
-			break;
+			return fail(s, s->rules->lax ? p : e, E_STR_END);
 		switch (p[1]) {
-		case '"': case '\\': case '/':
-			s->buf[k++] = (char)p[1]; p += 2; continue;
-		case 'b': s->buf[k++] = '\b'; p += 2; continue;
-		case 'f': s->buf[k++] = '\f'; p += 2; continue;
-		case 'n': s->buf[k++] = '\n'; p += 2; continue;
-		case 'r': s->buf[k++] = '\r'; p += 2; continue;
-		case 't': s->buf[k++] = '\t'; p += 2; continue;
-		case 'u':
-			break;
+		case '"': case '\\': case '/': c = p[1]; break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case 'n': c = '\n'; break;
+		case 'r': c = '\r'; break;
+		case 't': c = '\t'; break;
+		case 'u': c = 0; break;
 		default:
-			return fail(s, p, "invalid escape");
+			return fail(s, p, E_ESC);
+		}
+		if (c) {
+			if (o)
+				o[k] = (char)c;
+			k++;
+			p += 2;
+			continue;
 		}
 		if (hex4(p + 2, e, &v) < 0)
-			return fail(s, p, "invalid Unicode escape");
+			return fail(s, p, E_UESC);
 		if (v >= 0xdc00 && v <= 0xdfff)
-			return fail(s, p, "invalid Unicode escape");
+			return fail(s, p, E_SURR);
 		if (v >= 0xd800 && v <= 0xdbff) {
 			if (e - p < 12 || p[6] != '\\' || p[7] != 'u' ||
 			    hex4(p + 8, e, &w) < 0 || w < 0xdc00 || w > 0xdfff)
-				return fail(s, p, "invalid Unicode escape");
+				return fail(s, p, E_SURR);
 			v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
 			p += 12;
 		} else {
-			if (v == 0)
-				return fail(s, p, "\\u0000 is not allowed");
+			if (v == 0 && !s->rules->lax)
+				return fail(s, p, E_NUL);
 			p += 6;
 		}
 		/* 6 or 12 bytes of text make at most 4 bytes */
-		k += emb_utf8_put(s->buf + k, v);
+		if (o)
+			k += emb_utf8_put(o + k, v);
 	}
-	return fail(s, e, "premature end of input in a string");
+	return fail(s, e, E_STR_END);
+}
+
+/* a string at s->p, checked, and when DECODE decoded to *OUT, *N */
+static inline int string(emb_jscan *s, const char **out, size_t *n,
+                         int decode)
+{
+	const unsigned char *start, *p, *e = s->end;
+	int c = peek(s);
+	size_t m;
+
+	if (c != '"')
+		return fail(s, s->p, c < 0 ? key_at_end(s, E_STRING) : E_STRING);
+	start = s->p;
+	p = start + 1;
+	for (;;) {
+		if ((p = plain_end(p, e)) >= e)
+			return fail(s, e, E_STR_END);
+		switch (str_class(*p)) {
+		case 1:
+			if (decode) {
+				*out = (const char *)start + 1;
+				*n = (size_t)(p - start - 1);
+			}
+			s->p = p + 1;
+			return 0;
+		case 2:
+			return string_slow(s, start, p, out, n, decode);
+		case 3:
+			return fail(s, p, E_CTRL);
+		default:
+			if (!(m = emb_utf8_seq(p, (size_t)(e - p))))
+				return fail(s, p, E_UTF8);
+			p += m;
+		}
+	}
 }
 
 int emb_jscan_string(emb_jscan *s, const char **out, size_t *n)
 {
-	const unsigned char *start, *p, *e = s->end;
+	return string(s, out, n, 1);
+}
 
-	if (peek(s) != '"')
-		return fail(s, s->p, "string expected");
-	start = s->p;
-	p = start + 1;
-	for (;;) {
-		size_t m;
+char *emb_jscan_string_dup(emb_jscan *s, size_t *n)
+{
+	const char *str;
+	char *o;
 
-#ifdef SWAR
-		/* 8 bytes at a time: the first that is '"', '\\', a
-		 * control character or not ASCII */
-		while (e - p >= 8) {
-			uint64_t w, sp;
-			memcpy(&w, p, 8);
-			sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
-			     zero_bytes(w ^ (0x5c * ONES)) |
-			     zero_bytes(w & (0xe0 * ONES));
-			if (sp) {
-				p += __builtin_ctzll(sp) >> 3;
-				break;
-			}
-			p += 8;
-		}
-#endif
-		while (p < e && !str_class(*p))
-			p++;
-		if (p >= e)
-			return fail(s, e, "premature end of input in a string");
-		switch (str_class(*p)) {
-		case 1:
-			*out = (const char *)start + 1;
-			*n = (size_t)(p - start - 1);
-			s->p = p + 1;
-			return 0;
-		case 2:
-			return string_slow(s, start, p, out, n);
-		case 3:
-			return fail(s, p, "control character in a string");
-		default:
-			if (!(m = emb_utf8_seq(p, (size_t)(e - p))))
-				return fail(s, p, "invalid UTF-8");
-			p += m;
-		}
+	if (string(s, &str, n, 1) < 0)
+		return NULL;
+	if (!(o = malloc(*n + 1))) {
+		fail(s, s->p, E_OOM);
+		return NULL;
 	}
+	memcpy(o, str, *n);
+	o[*n] = 0;
+	return o;
+}
+
+int emb_jscan_colon(emb_jscan *s)
+{
+	if (peek(s) != ':')
+		return fail(s, s->p, E_COLON);
+	s->p++;
+	return 0;
 }
 
 int emb_jscan_key(emb_jscan *s, const char **out, size_t *n)
 {
 	if (emb_jscan_string(s, out, n) < 0)
 		return -1;
-	if (peek(s) != ':')
-		return fail(s, s->p, "':' expected");
-	s->p++;
-	return 0;
+	return emb_jscan_colon(s);
 }
 
 #define DIGIT(c) ((c) >= '0' && (c) <= '9')
@@ -326,18 +455,20 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 {
 	const unsigned char *p, *e = s->end, *start;
 	unsigned long long x = 0, lim;
-	int neg = 0, big = 0, real = 0, c = peek(s);
+	int neg = 0, big = 0, real = 0, lax, c = peek(s);
 
 	if (c != '-' && !DIGIT(c))
-		return fail(s, s->p, c < 0 ? "unexpected end of input"
-		                           : "unexpected character");
+		return fail(s, s->p, c < 0 ? E_END : E_CHAR);
 	p = start = s->p;
+	/* a bad number is reported at its start, or under the record
+	 * path's rules at the byte where a digit was wanted */
+	lax = s->rules->lax;
 	if (*p == '-') {
 		neg = 1;
 		p++;
 	}
 	if (p >= e || !DIGIT(*p))
-		return fail(s, start, "invalid number");
+		return fail(s, lax ? p : start, E_NUMBER);
 	lim = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
 	if (*p == '0') {
 		p++;
@@ -355,7 +486,7 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 		if (*p == '.') {
 			p++;
 			if (p >= e || !DIGIT(*p))
-				return fail(s, start, "invalid number");
+				return fail(s, lax ? p : start, E_NUMBER);
 			while (p < e && DIGIT(*p))
 				p++;
 		}
@@ -364,24 +495,29 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 			if (p < e && (*p == '+' || *p == '-'))
 				p++;
 			if (p >= e || !DIGIT(*p))
-				return fail(s, start, "invalid number");
+				return fail(s, lax ? p : start, E_NUMBER);
 			while (p < e && DIGIT(*p))
 				p++;
 		}
 	}
-	/* a number runs into no letter or digit ("01", "1x") */
-	if (p < e && (DIGIT(*p) || (*p >= 'a' && *p <= 'z') ||
-	              (*p >= 'A' && *p <= 'Z')))
-		return fail(s, start, "invalid number");
-	/* what jansson refuses, refused: an integer past a long long, a
-	 * real past a double's range (underflow is allowed) */
-	if (!real && big)
-		return fail(s, start, neg ? "too big negative integer"
-		                          : "too big integer");
-	if (real && real_overflows((const char *)start, (size_t)(p - start)))
-		return fail(s, start, "real number overflow");
+	/* the record path's rules allow any size, and leave what follows
+	 * to the caller */
+	if (!lax) {
+		/* a number runs into no letter or digit ("01", "1x") */
+		if (p < e && (DIGIT(*p) || (*p >= 'a' && *p <= 'z') ||
+		              (*p >= 'A' && *p <= 'Z')))
+			return fail(s, start, E_NUMBER);
+		/* what jansson refuses, refused: an integer past a long
+		 * long, a real past a double's range (underflow is
+		 * allowed) */
+		if (!real && big)
+			return fail(s, start, neg ? E_BIG_NEG : E_BIG);
+		if (real && real_overflows((const char *)start,
+		                           (size_t)(p - start)))
+			return fail(s, start, E_REAL);
+	}
 	s->p = p;
-	if (real)
+	if (real || big)
 		return 0;
 	*v = neg ? (long long)(0 - x) : (long long)x;
 	return 1;
@@ -396,16 +532,18 @@ static int literal(emb_jscan *s)
 	for (int i = 0; i < 3; i++) {
 		size_t n = strlen(words[i]);
 		if (*p == (unsigned char)words[i][0]) {
+			/* the record path's rules leave what follows to
+			 * the caller */
 			if (left < n || memcmp(p, words[i], n) ||
-			    (left > n && ((p[n] >= 'a' && p[n] <= 'z') ||
-			                  (p[n] >= 'A' && p[n] <= 'Z') ||
-			                  DIGIT(p[n]))))
-				return fail(s, p, "invalid token");
+			    (left > n && !s->rules->lax &&
+			     ((p[n] >= 'a' && p[n] <= 'z') ||
+			      (p[n] >= 'A' && p[n] <= 'Z') || DIGIT(p[n]))))
+				return fail(s, p, E_TOKEN);
 			s->p = p + n;
 			return 0;
 		}
 	}
-	return fail(s, p, "invalid token");
+	return fail(s, p, E_TOKEN);
 }
 
 /* iterative: the open brackets are s->depth (the caller's) plus the
@@ -428,7 +566,7 @@ value:
 		first = 1;
 		goto more;
 	case '"':
-		if (emb_jscan_string(s, &str, &n) < 0)
+		if (string(s, &str, &n, 0) < 0)
 			return -1;
 		break;
 	case 't': case 'f': case 'n':
@@ -436,14 +574,14 @@ value:
 			return -1;
 		break;
 	case -1:
-		return fail(s, s->p, "unexpected end of input");
+		return fail(s, s->p, E_END);
 	default:
 		if (c == '-' || DIGIT(c)) {
 			if (emb_jscan_int(s, &v) < 0)
 				return -1;
 			break;
 		}
-		return fail(s, s->p, "unexpected character");
+		return fail(s, s->p, E_CHAR);
 	}
 	first = 0;
 more:
@@ -457,7 +595,7 @@ more:
 		goto more;
 	}
 	if (close[s->depth - base - 1] == '}' &&
-	    emb_jscan_key(s, &str, &n) < 0)
+	    (string(s, &str, &n, 0) < 0 || emb_jscan_colon(s) < 0))
 		return -1;
 	goto value;
 }
@@ -469,7 +607,7 @@ int emb_jscan_finish(emb_jscan *s)
 	if (s->what)
 		return -1;
 	if (c >= 0)
-		return fail(s, s->p, "end of input expected");
+		return fail(s, s->p, E_TRAIL);
 	return 0;
 }
 

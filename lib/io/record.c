@@ -21,8 +21,10 @@
 
 #include "base/utf8.h"
 #include "io/io.h"
+#include "io/jscan.h"
 #include "io/record.h"
 
+/* how deep a member's value may nest */
 #define JSON_MAX_DEPTH 512
 
 /* offset of the first invalid byte, or n when S is valid UTF-8 */
@@ -77,336 +79,39 @@ void emb_record_free(emb_record *rec)
 	free(rec);
 }
 
-typedef struct scan {
-	const char *s;
-	size_t n, i;
-	const char *why;
-} scan;
-
-static void skip_ws(scan *sc)
-{
-	while (sc->i < sc->n) {
-		char c = sc->s[sc->i];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		sc->i++;
-	}
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int hex4(const char *s, uint32_t *v)
-{
-	int i, h;
-
-	*v = 0;
-	for (i = 0; i < 4; i++) {
-		if ((h = hexval((unsigned char)s[i])) < 0)
-			return -1;
-		*v = *v << 4 | (uint32_t)h;
-	}
-	return 0;
-}
-
-/* string at sc->i (on the quote); leaves sc->i after the closing quote */
-static int scan_string(scan *sc)
-{
-	const unsigned char *u = (const unsigned char *)sc->s;
-	size_t i = sc->i + 1, n = sc->n, k;
-
-	for (;;) {
-		unsigned c;
-		/* fast run over plain ASCII */
-		while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' &&
-		       u[i] != '\\')
-			i++;
-		if (i >= n) {
-			sc->i = i;
-			sc->why = "unterminated string";
-			return -1;
-		}
-		c = u[i];
-		if (c == '"') {
-			sc->i = i + 1;
-			return 0;
-		}
-		if (c < 0x20) {
-			sc->i = i;
-			sc->why = "control character in string";
-			return -1;
-		}
-		if (c == '\\') {
-			if (i + 1 >= n) {
-				sc->i = i;
-				sc->why = "unterminated string";
-				return -1;
-			}
-			c = u[i + 1];
-			if (c == 'u') {
-				uint32_t v, w;
-				if (i + 6 > n || hex4(sc->s + i + 2, &v) < 0) {
-					sc->i = i;
-					sc->why = "invalid \\u escape";
-					return -1;
-				}
-				if (v >= 0xd800 && v < 0xdc00) {
-					if (i + 12 > n || u[i + 6] != '\\' ||
-					    u[i + 7] != 'u' ||
-					    hex4(sc->s + i + 8, &w) < 0 ||
-					    w < 0xdc00 || w >= 0xe000) {
-						sc->i = i;
-						sc->why = "unpaired surrogate in \\u escape";
-						return -1;
-					}
-					i += 12;
-				} else if (v >= 0xdc00 && v < 0xe000) {
-					sc->i = i;
-					sc->why = "unpaired surrogate in \\u escape";
-					return -1;
-				} else {
-					i += 6;
-				}
-				continue;
-			}
-			if (!strchr("\"\\/bfnrt", (int)c) || c == 0) {
-				sc->i = i;
-				sc->why = "invalid escape in string";
-				return -1;
-			}
-			i += 2;
-			continue;
-		}
-		k = emb_utf8_seq(u + i, n - i);
-		if (!k) {
-			sc->i = i;
-			sc->why = "invalid UTF-8";
-			return -1;
-		}
-		i += k;
-	}
-}
-
-
-/* one or more digits from J: *I past them, or -1 (sc->i at J) */
-static int digits(scan *sc, size_t *i, size_t j)
-{
-	if (j >= sc->n || !emb_json_digit(sc->s[j])) {
-		sc->i = j;
-		sc->why = "invalid number";
-		return -1;
-	}
-	while (j < sc->n && emb_json_digit(sc->s[j]))
-		j++;
-	*i = j;
-	return 0;
-}
-
-static int scan_number(scan *sc)
-{
-	const char *s = sc->s;
-	size_t i = sc->i, n = sc->n;
-
-	if (i < n && s[i] == '-')
-		i++;
-	if (i < n && s[i] == '0') {
-		i++;
-	} else if (i < n && emb_json_digit(s[i])) {
-		while (i < n && emb_json_digit(s[i]))
-			i++;
-	} else {
-		sc->i = i;
-		sc->why = "invalid number";
-		return -1;
-	}
-	if (i < n && s[i] == '.' && digits(sc, &i, i + 1) < 0)
-		return -1;
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (digits(sc, &i, i) < 0)
-			return -1;
-	}
-	sc->i = i;
-	return 0;
-}
-
-static int scan_lit(scan *sc, const char *lit)
-{
-	size_t k = strlen(lit);
-
-	if (sc->n - sc->i < k || memcmp(sc->s + sc->i, lit, k)) {
-		sc->why = "invalid literal";
-		return -1;
-	}
-	sc->i += k;
-	return 0;
-}
-
-/*
- * One JSON value at sc->i, iteratively; nesting bounded by
- * JSON_MAX_DEPTH.  stack bit d: 1 = inside an object at depth d.
- */
-static int scan_value(scan *sc)
-{
-	unsigned char stack[JSON_MAX_DEPTH / 8 + 1];
-	int depth = 0;
-	char c;
-
-	for (;;) {
-		/* here: expect a value */
-		skip_ws(sc);
-		if (sc->i >= sc->n) {
-			sc->why = "unexpected end of line";
-			return -1;
-		}
-		c = sc->s[sc->i];
-		if (c == '{' || c == '[') {
-			if (depth >= JSON_MAX_DEPTH) {
-				sc->why = "nesting too deep";
-				return -1;
-			}
-			if (c == '{')
-				stack[depth / 8] |= (unsigned char)(1u << (depth % 8));
-			else
-				stack[depth / 8] &= (unsigned char)~(1u << (depth % 8));
-			depth++;
-			sc->i++;
-			skip_ws(sc);
-			if (sc->i < sc->n && sc->s[sc->i] == (c == '{' ? '}' : ']')) {
-				sc->i++;
-				depth--;
-				goto after_value;
-			}
-			if (c == '{')
-				goto object_key;
-			continue;
-		}
-		if (c == '"') {
-			if (scan_string(sc) < 0)
-				return -1;
-		} else if (c == '-' || emb_json_digit(c)) {
-			if (scan_number(sc) < 0)
-				return -1;
-		} else if (c == 't') {
-			if (scan_lit(sc, "true") < 0)
-				return -1;
-		} else if (c == 'f') {
-			if (scan_lit(sc, "false") < 0)
-				return -1;
-		} else if (c == 'n') {
-			if (scan_lit(sc, "null") < 0)
-				return -1;
-		} else {
-			sc->why = "unexpected character";
-			return -1;
-		}
-after_value:
-		for (;;) {
-			int inobj;
-			if (depth == 0)
-				return 0;
-			inobj = stack[(depth - 1) / 8] >> ((depth - 1) % 8) & 1;
-			skip_ws(sc);
-			if (sc->i >= sc->n) {
-				sc->why = "unexpected end of line";
-				return -1;
-			}
-			c = sc->s[sc->i];
-			if (c == ',') {
-				sc->i++;
-				if (inobj)
-					goto object_key;
-				break;  /* next array element */
-			}
-			if (c == (inobj ? '}' : ']')) {
-				sc->i++;
-				depth--;
-				continue;
-			}
-			sc->why = inobj ? "expected ',' or '}'" : "expected ',' or ']'";
-			return -1;
-		}
-		continue;
-object_key:
-		skip_ws(sc);
-		if (sc->i >= sc->n || sc->s[sc->i] != '"') {
-			sc->why = "expected a string key";
-			return -1;
-		}
-		if (scan_string(sc) < 0)
-			return -1;
-		skip_ws(sc);
-		if (sc->i >= sc->n || sc->s[sc->i] != ':') {
-			sc->why = "expected ':'";
-			return -1;
-		}
-		sc->i++;
-	}
-}
-
 char *emb_json_unescape(const char *s, size_t n, size_t *out_len)
 {
-	char *o = malloc(n + 1), *p;
-	size_t i;
+	emb_jscan sc;
+	char *o;
 
-	if (!o)
-		return NULL;
-	p = o;
-	for (i = 1; i + 1 < n; ) {
-		char c = s[i];
-		if (c != '\\') {
-			*p++ = c;
-			i++;
-			continue;
-		}
-		c = s[i + 1];
-		switch (c) {
-		case 'b': *p++ = '\b'; i += 2; break;
-		case 'f': *p++ = '\f'; i += 2; break;
-		case 'n': *p++ = '\n'; i += 2; break;
-		case 'r': *p++ = '\r'; i += 2; break;
-		case 't': *p++ = '\t'; i += 2; break;
-		case 'u': {
-			uint32_t v, w;
-			hex4(s + i + 2, &v);
-			i += 6;
-			if (v >= 0xd800 && v < 0xdc00) {
-				hex4(s + i + 2, &w);
-				i += 6;
-				v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
-			}
-			p += emb_utf8_put(p, v);
-			break;
-		}
-		default: *p++ = c; i += 2; break;
-		}
-	}
-	*p = 0;
-	*out_len = (size_t)(p - o);
+	emb_jscan_init_record(&sc, s, n, 0);
+	o = emb_jscan_string_dup(&sc, out_len);
+	emb_jscan_release(&sc);
 	return o;
 }
 
-static int bad_json(emb_err *err, const scan *sc)
+/* the diagnostic of the scan's first error on LINE */
+static int bad_json(emb_err *err, const char *line, const emb_jscan *s)
 {
-	return emb_err_set(err, "invalid JSON at column %zu: %s", sc->i + 1,
-	                   sc->why);
+	size_t at = (size_t)(s->at - s->text), k;
+
+	if (!strcmp(s->what, "out of memory"))
+		return emb_err_set(err, "out of memory");
+	if (!strcmp(s->what, "invalid UTF-8"))
+		return emb_err_set(err, "invalid UTF-8 at column %zu", at + 1);
+	k = utf8_check(line, at);
+	if (k < at)     /* cannot happen after a valid prefix, but be safe */
+		return emb_err_set(err, "invalid UTF-8 at column %zu", k + 1);
+	return emb_err_set(err, "invalid JSON at column %zu: %s", at + 1,
+	                   s->what);
 }
 
 int emb_record_parse(emb_record *rec, const char *line, size_t len,
                      emb_err *err)
 {
-	scan sc;
+	emb_jscan s;
 	size_t k;
+	int c, r, first = 1;
 
 	record_clear(rec);
 	if (rec->cap > ((size_t)1 << 20) && len + 1 < rec->cap / 4) {
@@ -426,15 +131,13 @@ int emb_record_parse(emb_record *rec, const char *line, size_t len,
 	memcpy(rec->text, line, len);
 	rec->text[len] = 0;
 	rec->len = len;
-	sc.s = rec->text;
-	sc.n = len;
-	sc.i = 0;
-	sc.why = NULL;
-	skip_ws(&sc);
-	if (sc.i >= len)
+	/* the line's object, and JSON_MAX_DEPTH levels in a member */
+	emb_jscan_init_record(&s, rec->text, len, JSON_MAX_DEPTH + 1);
+	c = emb_jscan_peek(&s);
+	if (c < 0)
 		return emb_err_set(err, "empty line");
-	if (sc.s[sc.i] != '{') {
-		if (sc.i + 3 <= len && !memcmp(sc.s + sc.i, "\xef\xbb\xbf", 3))
+	if (c != '{') {
+		if (s.end - s.p >= 3 && !memcmp(s.p, "\xef\xbb\xbf", 3))
 			return emb_err_set(err, "starts with a UTF-8 byte order "
 			                   "mark (not allowed in JSON Lines: remove "
 			                   "it)");
@@ -442,80 +145,45 @@ int emb_record_parse(emb_record *rec, const char *line, size_t len,
 		k = utf8_check(line, len);
 		if (k < len)
 			return emb_err_set(err, "invalid UTF-8 at column %zu", k + 1);
-		sc.why = "expected a JSON object";
-		return bad_json(err, &sc);
 	}
-	sc.i++;
-	skip_ws(&sc);
-	if (sc.i < len && sc.s[sc.i] == '}') {
-		sc.i++;
-		goto tail;
-	}
-	for (;;) {
+	if (emb_jscan_open(&s, '{') < 0)
+		goto bad;
+	while ((r = emb_jscan_more(&s, &first, '}')) > 0) {
 		member *m;
-		skip_ws(&sc);
-		if (sc.i >= len || sc.s[sc.i] != '"') {
-			sc.why = sc.i >= len ? "unexpected end of line" :
-			         "expected a string key";
-			goto bad;
-		}
 		if (rec->n == rec->mcap) {
 			size_t cap = rec->mcap ? 2 * rec->mcap : 16;
 			member *p = realloc(rec->m, cap * sizeof(*p));
-			if (!p)
+			if (!p) {
+				emb_jscan_release(&s);
 				return emb_err_set(err, "out of memory");
+			}
 			rec->m = p;
 			rec->mcap = cap;
 		}
 		m = &rec->m[rec->n];
 		memset(m, 0, sizeof(*m));
-		m->key = m->span = sc.i;
-		if (scan_string(&sc) < 0)
+		emb_jscan_peek(&s);
+		m->key = m->span = (size_t)(s.p - s.text);
+		if (!(m->name = emb_jscan_string_dup(&s, &m->name_len)))
 			goto bad;
-		m->key_len = sc.i - m->key;
-		m->name = emb_json_unescape(sc.s + m->key, m->key_len, &m->name_len);
-		if (!m->name)
-			return emb_err_set(err, "out of memory");
+		m->key_len = (size_t)(s.p - s.text) - m->key;
 		rec->n++;
-		skip_ws(&sc);
-		if (sc.i >= len || sc.s[sc.i] != ':') {
-			sc.why = "expected ':'";
+		if (emb_jscan_colon(&s) < 0)
 			goto bad;
-		}
-		sc.i++;
-		skip_ws(&sc);
-		m->val = sc.i;
-		if (scan_value(&sc) < 0)
+		emb_jscan_peek(&s);
+		m->val = (size_t)(s.p - s.text);
+		if (emb_jscan_skip(&s) < 0)
 			goto bad;
-		m->val_len = sc.i - m->val;
-		m->span_len = sc.i - m->span;
-		skip_ws(&sc);
-		if (sc.i < len && sc.s[sc.i] == ',') {
-			sc.i++;
-			continue;
-		}
-		if (sc.i < len && sc.s[sc.i] == '}') {
-			sc.i++;
-			break;
-		}
-		sc.why = sc.i >= len ? "unexpected end of line" :
-		         "expected ',' or '}'";
-		goto bad;
+		m->val_len = (size_t)(s.p - s.text) - m->val;
+		m->span_len = (size_t)(s.p - s.text) - m->span;
 	}
-tail:
-	skip_ws(&sc);
-	if (sc.i < len) {
-		sc.why = "trailing characters after the object";
+	if (r < 0 || emb_jscan_finish(&s) < 0)
 		goto bad;
-	}
+	emb_jscan_release(&s);
 	return 0;
 bad:
-	if (!strcmp(sc.why, "invalid UTF-8"))
-		return emb_err_set(err, "invalid UTF-8 at column %zu", sc.i + 1);
-	k = utf8_check(line, sc.i);
-	if (k < sc.i)   /* cannot happen after a valid prefix, but be safe */
-		return emb_err_set(err, "invalid UTF-8 at column %zu", k + 1);
-	return bad_json(err, &sc);
+	emb_jscan_release(&s);
+	return bad_json(err, line, &s);
 }
 
 /* append S as a JSON string literal (with quotes) */
