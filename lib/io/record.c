@@ -1,16 +1,17 @@
 /*
- * record.c - reading a JSON Lines record (emb_record, io/io.h): the
- * record path's one scanner, which validates a line and records the byte
- * spans of the top-level members of its object (so that members a tool
- * does not own are copied to the output byte for byte: write.c), and
- * the getters of keys, raw values and strings; the number getters are
- * recnum.c.  The line reader is lines.c.
+ * record.c - reading a JSON Lines record (emb_record, io/io.h): a line
+ * validated and the byte spans of the top-level members of its object
+ * recorded (so that members a tool does not own are copied to the
+ * output byte for byte: write.c), and the getters of keys, raw values
+ * and strings; the number getters are recnum.c.  The line reader is
+ * lines.c.
  *
- * The scanner is iterative (an explicit depth counter and a bit stack),
- * bounded to JSON_MAX_DEPTH levels, and checks UTF-8 strictly
- * (base/utf8.h: no overlong forms, no surrogates, nothing above
- * U+10FFFF) and JSON syntax as RFC 8259 (escapes, control characters,
- * number grammar).
+ * The grammar has one home, io/jscan.c: the line is walked with its
+ * calls under the record path's rules (emb_jscan_init_record: 512
+ * levels inside a member, \u0000 and numbers of any size allowed, the
+ * record path's messages), which check UTF-8 strictly (no overlong
+ * forms, no surrogates, nothing above U+10FFFF) and JSON syntax as RFC
+ * 8259.
  *
  * An empty or whitespace-only line is a bad record ("empty line"): every
  * input line yields exactly one output record or one diagnostic.
