@@ -268,8 +268,7 @@ int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
 	if ((c->raw ? emb_record_from_text(rec, line, n, c->lines, err) :
 	              emb_record_parse(rec, line, n, err)) < 0)
 		return -1;
-	if ((c->raw ? emb_record_from_text(c->src, line, n, c->lines, err) :
-	              emb_record_parse(c->src, line, n, err)) < 0)
+	if (emb_record_copy(c->src, rec, err) < 0)
 		return -2;
 	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, c->src, 1,
 	                err) < 0)
@@ -282,14 +281,12 @@ int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
                         size_t *prompt_length, const emb_record *rec,
                         emb_err *err)
 {
-	size_t s, e;
-
 	if (!c || !c->cur || c->cur != rec || c->next == 0)
 		return 0;
-	emb_chunk_window(&s, &e, c->next - 1, c->lay.len, c->w, c->k);
-	if (emb_chunk_encoding(enc, &c->full, &c->lay, s, e, c->prompt_cp,
-	                       err) < 0)
-		return -1;
+	/* the window's encoding as window_record made it: c->win is not
+	 * touched again until the next window is handed out */
+	if (emb_encoding_copy(enc, &c->win) < 0)
+		return emb_err_set(err, "out of memory");
 	*prompt_length = c->tt->prompt ? c->tt->prompt_tokens : 0;
 	return 1;
 }
