@@ -143,6 +143,52 @@ Test(jsonl, deep_nesting)
 	emb_record_free(r);
 }
 
+/* the record path's own rules over the shared scanner: 512 levels in a
+ * member and no more, numbers of any size kept as their text, \u0000
+ * in keys and values, the BOM and empty-line messages */
+Test(jsonl, record_rules)
+{
+	emb_record *r = emb_record_new();
+	emb_err e;
+	const char *s;
+	size_t len;
+	char *t;
+	size_t rows;
+	int32_t *ids;
+
+	t = nested(512, "[", "]");
+	cr_expect_eq(parse(r, t, &e), 0, "512 levels: %s", e.msg);
+	free(t);
+	t = nested(513, "[", "]");
+	cr_expect_eq(parse(r, t, &e), -1, "513 levels accepted");
+	cr_expect(strstr(e.msg, "nesting too deep") != NULL, "%s", e.msg);
+	free(t);
+	t = nested(512, "{\"k\":", "}");
+	cr_expect_eq(parse(r, t, &e), 0, "512 objects: %s", e.msg);
+	free(t);
+
+	cr_assert_eq(parse(r, "{\"big\":123456789012345678901234567890,"
+	                   "\"huge\":1e400,\"tiny\":-1e-400 }", &e), 0, "%s", e.msg);
+	s = emb_record_raw(r, "big", &len);
+	cr_assert(s);
+	cr_expect_eq(len, 30);
+	s = emb_record_raw(r, "tiny", &len);
+	cr_assert(s);
+	cr_expect(len == 7 && !memcmp(s, "-1e-400", 7), "%.*s", (int)len, s);
+	cr_expect_eq(emb_record_get_int32s(r, "big", &ids, &rows, &e), -1);
+
+	cr_assert_eq(parse(r, "{\"a\\u0000b\":\"x\\u0000\"}", &e), 0, "%s", e.msg);
+	cr_expect(!emb_record_has(r, "a"));
+	cr_assert_eq(emb_record_get_string(r, "a", &s, &len, &e), -1);
+
+	cr_expect_eq(parse(r, "\xef\xbb\xbf{}", &e), -1);
+	cr_expect(strstr(e.msg, "byte order mark") != NULL, "%s", e.msg);
+	cr_expect_eq(parse(r, "\t \r", &e), -1);
+	cr_expect_str_eq(e.msg, "empty line");
+	cr_expect_eq(parse(r, "{\"a\":1}\r", &e), 0, "%s", e.msg);
+	emb_record_free(r);
+}
+
 Test(jsonl, getters)
 {
 	emb_record *r = emb_record_new();
