@@ -118,32 +118,88 @@ static int fail(emb_jscan *s, const unsigned char *at, int e)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
     defined(__GNUC__)
 #define SWAR 1
+#endif
+#ifdef __GNUC__
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* 0x80 in each byte of X that is zero, nothing elsewhere (no carries) */
 static inline uint64_t zero_bytes(uint64_t x)
 {
 	return ~(((x & LOWS) + LOWS) | x | LOWS);
 }
+
+/* 0x80 in each byte of W that is not JSON whitespace (' ', \n, \r, \t) */
+static inline uint64_t ws_stops(uint64_t w)
+{
+	return ~(zero_bytes(w ^ (0x20 * ONES)) | zero_bytes(w ^ (0x0a * ONES)) |
+	         zero_bytes(w ^ (0x0d * ONES)) | zero_bytes(w ^ (0x09 * ONES))) &
+	       HIGHS;
+}
+
+/* 0x80 in each byte of W that ends a string's plain run: '"', '\\', a
+ * control character or a byte >= 0x80 */
+static inline uint64_t plain_stops(uint64_t w)
+{
+	return (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
+	       zero_bytes(w ^ (0x5c * ONES)) | zero_bytes(w & (0xe0 * ONES));
+}
+
+#ifdef SWAR
+/* 8 bytes at a time from *P: 1 with *P at the first byte STOPS marks,
+ * or 0 with *P at the last E - *P < 8 bytes (for the caller's byte loop) */
+static ALWAYS_INLINE int
+run_end8(const unsigned char **pp, const unsigned char *e,
+         uint64_t (*stops)(uint64_t))
+{
+	const unsigned char *p = *pp;
+
+	for (; e - p >= 8; p += 8) {
+		uint64_t w, m;
+		memcpy(&w, p, 8);
+		if ((m = stops(w))) {
+			*pp = p + (__builtin_ctzll(m) >> 3);
+			return 1;
+		}
+	}
+	*pp = p;
+	return 0;
+}
 #endif
+
+/* past the run of bytes GO takes at P (STOPS: the same test on 8 bytes) */
+static ALWAYS_INLINE const unsigned char *
+run_end(const unsigned char *p, const unsigned char *e,
+        uint64_t (*stops)(uint64_t), int (*go)(unsigned))
+{
+#ifdef SWAR
+	if (run_end8(&p, e, stops))
+		return p;
+#else
+	(void)stops;
+#endif
+	while (p < e && go(*p))
+		p++;
+	return p;
+}
+
+static inline int is_ws(unsigned c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static inline int is_plain(unsigned c)
+{
+	return !str_class(c);
+}
 
 /* past the whitespace at P */
 static inline const unsigned char *ws_end(const unsigned char *p,
                                           const unsigned char *e)
 {
-#ifdef SWAR
-	/* 8 bytes at a time: the first that is not ' ', \n, \r, \t */
-	while (e - p >= 8) {
-		uint64_t w, ws;
-		memcpy(&w, p, 8);
-		ws = zero_bytes(w ^ (0x20 * ONES)) | zero_bytes(w ^ (0x0a * ONES)) |
-		     zero_bytes(w ^ (0x0d * ONES)) | zero_bytes(w ^ (0x09 * ONES));
-		if (ws != HIGHS)
-			return p + (__builtin_ctzll(~ws & HIGHS) >> 3);
-		p += 8;
-	}
-#endif
-	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	return p;
+	return run_end(p, e, ws_stops, is_ws);
 }
 
 static inline int peek(emb_jscan *s)
@@ -250,21 +306,7 @@ static int buf_room(emb_jscan *s, size_t need)
 static inline const unsigned char *plain_end(const unsigned char *p,
                                              const unsigned char *e)
 {
-#ifdef SWAR
-	/* 8 bytes at a time */
-	while (e - p >= 8) {
-		uint64_t w, sp;
-		memcpy(&w, p, 8);
-		sp = (w & HIGHS) | zero_bytes(w ^ (0x22 * ONES)) |
-		     zero_bytes(w ^ (0x5c * ONES)) | zero_bytes(w & (0xe0 * ONES));
-		if (sp)
-			return p + (__builtin_ctzll(sp) >> 3);
-		p += 8;
-	}
-#endif
-	while (p < e && !str_class(*p))
-		p++;
-	return p;
+	return run_end(p, e, plain_stops, is_plain);
 }
 
 /* the rest of a string from P, an escape, on (START: its opening quote):
