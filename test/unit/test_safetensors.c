@@ -503,22 +503,29 @@ static double half_ref(unsigned h)
 	return s ? -v : v;
 }
 
-Test(safetensors, f16_widening_exhaustive)
+/* every 16-bit pattern of DTYPE widened by emb_tensor_to_f32 into OUT */
+static void widen_all(float out[65536], emb_dtype dtype, const char *name)
 {
 	static uint16_t h[65536];
-	static float out[65536];
 	emb_tensor t = {0};
 	emb_err err;
 
 	for (unsigned i = 0; i < 65536; i++)
 		h[i] = (uint16_t)i;
-	t.name = "h";
-	t.dtype = EMB_DT_F16;
+	t.name = name;
+	t.dtype = dtype;
 	t.ndim = 1;
 	t.shape[0] = t.numel = 65536;
 	t.nbytes = sizeof(h);
 	t.data = h;
-	cr_assert_eq(emb_tensor_to_f32(out, &t, &err), 0);
+	cr_assert_eq(emb_tensor_to_f32(out, &t, &err), 0, "%s", err.msg);
+}
+
+Test(safetensors, f16_widening_exhaustive)
+{
+	static float out[65536];
+
+	widen_all(out, EMB_DT_F16, "h");
 	for (unsigned i = 0; i < 65536; i++) {
 		double r = half_ref(i);
 		if (isnan(r)) {
@@ -547,20 +554,9 @@ Test(safetensors, f16_widening_exhaustive)
 
 Test(safetensors, bf16_widening_exhaustive)
 {
-	static uint16_t h[65536];
 	static float out[65536];
-	emb_tensor t = {0};
-	emb_err err;
 
-	for (unsigned i = 0; i < 65536; i++)
-		h[i] = (uint16_t)i;
-	t.name = "b";
-	t.dtype = EMB_DT_BF16;
-	t.ndim = 1;
-	t.shape[0] = t.numel = 65536;
-	t.nbytes = sizeof(h);
-	t.data = h;
-	cr_assert_eq(emb_tensor_to_f32(out, &t, &err), 0);
+	widen_all(out, EMB_DT_BF16, "b");
 	for (unsigned i = 0; i < 65536; i++) {
 		uint32_t u;
 		memcpy(&u, &out[i], 4);
