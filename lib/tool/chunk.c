@@ -6,7 +6,13 @@
  * each holds the document's fields, chunk, chunks, span and the window's
  * input_ids, token_type_ids (and prompt_length, tokens), so that
  * emb-encode embeds it as it would any tokenized record, and
- * emb_text_tok_record gives emb-tokenize the window's encoding.
+ * emb_text_tok_record gives emb-tokenize the window's encoding.  The
+ * document is parsed once (its copy, emb_record_copy, keeps it while its
+ * windows are handed out) and tokenized once; a window's encoding is
+ * made once, and emb_chunker_current hands that same encoding to the
+ * tokenizer hook.  The window's record itself is still written as a JSON
+ * line and scanned back: its members pass through the writer as any
+ * record's do.
  *
  * Late chunking (--chunk W [--overlap K] --late): the command runs the
  * model once over the document (up to the model's maximum positions,
