@@ -121,25 +121,28 @@ static char *nested(int depth, const char *open, const char *close)
 	return s;
 }
 
+/* parse() of nested(DEPTH, OPEN, CLOSE) */
+static int parse_nested(emb_record *r, int depth, const char *open,
+                        const char *close, emb_err *e)
+{
+	char *s = nested(depth, open, close);
+	int rc = parse(r, s, e);
+
+	free(s);
+	return rc;
+}
+
 Test(jsonl, deep_nesting)
 {
 	emb_record *r = emb_record_new();
 	emb_err e;
-	char *s;
 
-	s = nested(500, "[", "]");
-	cr_expect_eq(parse(r, s, &e), 0, "%s", e.msg);
-	free(s);
-	s = nested(400, "{\"k\":", "}");
-	cr_expect_eq(parse(r, s, &e), 0, "%s", e.msg);
-	free(s);
-	s = nested(100000, "[", "]");       /* no recursion: must not crash */
-	cr_expect_eq(parse(r, s, &e), -1);
+	cr_expect_eq(parse_nested(r, 500, "[", "]", &e), 0, "%s", e.msg);
+	cr_expect_eq(parse_nested(r, 400, "{\"k\":", "}", &e), 0, "%s", e.msg);
+	/* no recursion: must not crash */
+	cr_expect_eq(parse_nested(r, 100000, "[", "]", &e), -1);
 	cr_expect(strstr(e.msg, "nesting too deep") != NULL, "%s", e.msg);
-	free(s);
-	s = nested(100000, "{\"k\":[", "]}");
-	cr_expect_eq(parse(r, s, &e), -1);
-	free(s);
+	cr_expect_eq(parse_nested(r, 100000, "{\"k\":[", "]}", &e), -1);
 	emb_record_free(r);
 }
 
@@ -152,20 +155,15 @@ Test(jsonl, record_rules)
 	emb_err e;
 	const char *s;
 	size_t len;
-	char *t;
 	size_t rows;
 	int32_t *ids;
 
-	t = nested(512, "[", "]");
-	cr_expect_eq(parse(r, t, &e), 0, "512 levels: %s", e.msg);
-	free(t);
-	t = nested(513, "[", "]");
-	cr_expect_eq(parse(r, t, &e), -1, "513 levels accepted");
+	cr_expect_eq(parse_nested(r, 512, "[", "]", &e), 0, "512 levels: %s",
+	             e.msg);
+	cr_expect_eq(parse_nested(r, 513, "[", "]", &e), -1, "513 levels accepted");
 	cr_expect(strstr(e.msg, "nesting too deep") != NULL, "%s", e.msg);
-	free(t);
-	t = nested(512, "{\"k\":", "}");
-	cr_expect_eq(parse(r, t, &e), 0, "512 objects: %s", e.msg);
-	free(t);
+	cr_expect_eq(parse_nested(r, 512, "{\"k\":", "}", &e), 0,
+	             "512 objects: %s", e.msg);
 
 	cr_assert_eq(parse(r, "{\"big\":123456789012345678901234567890,"
 	                   "\"huge\":1e400,\"tiny\":-1e-400 }", &e), 0, "%s", e.msg);
