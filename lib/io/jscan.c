@@ -199,8 +199,8 @@ static inline int is_plain(unsigned c)
 static inline const unsigned char *ws_end(const unsigned char *p,
                                           const unsigned char *e)
 {
-	/* compact JSON: no whitespace at all, and every byte of it is
-	 * above ' ' */
+	/* JSON's four whitespace bytes are all at or below ' ': a byte
+	 * above it ends the run at once (compact JSON, between tokens) */
 	if (p < e && *p > ' ')
 		return p;
 	return run_end(p, e, ws_stops, is_ws);
