@@ -143,7 +143,7 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 
 	if (!o && !(o = r->user = calloc(1, sizeof(*o))))
 		return emb_err_set(err, "out of memory");
-	if (emb_encoder_prepare(&c->e, o, r->rec, err) < 0)
+	if (emb_encoder_prepare(&c->e, o, r->rec, r->win, err) < 0)
 		return -1;
 	r->cost = o->n;
 	return 0;
@@ -162,7 +162,7 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 	if (c->cli.late)
 		return emb_late_emit(b, &c->late, r->rec, o->ids, o->n, o->v,
 		                     c->e.hidden, c->cli.b64, &r->warn, err);
-	return emb_encoder_emit(&c->e, b, r->rec, o, err);
+	return emb_encoder_emit(&c->e, b, r->rec, r->win, o, err);
 }
 
 static void free_user(void *vc, void *u)

@@ -92,6 +92,11 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 			return emb_err_set(err, "out of memory");
 		emb_encoding_init(&o->enc);
 	}
+	if (r->win) {           /* --chunk: the window's tokens */
+		o->prompt_length = r->win->prompt_length;
+		r->cost = r->win->enc.len;
+		return 0;
+	}
 	if (emb_text_tok_record(&o->enc, &o->prompt_length, &c->tt, r->rec,
 	                        err) < 0)
 		return -1;
@@ -106,24 +111,28 @@ static int emit(void *vc, emb_cli_rec *r, emb_buf *b, emb_err *err)
 		"prompt_length", "offsets", NULL };
 	ctx *c = vc;
 	out *o = r->user;
+	const emb_encoding *enc = r->win ? &r->win->enc : &o->enc;
 
-	emb_out_begin(b, r->rec, drop);
-	emb_out_int32s(b, "input_ids", o->enc.ids, o->enc.len);
-	emb_out_int32s(b, "token_type_ids", o->enc.type_ids, o->enc.len);
+	if (!r->win)
+		emb_out_begin(b, r->rec, drop);
+	else if (emb_window_begin(b, r->win, 0, err) < 0)
+		return -1;
+	emb_out_int32s(b, "input_ids", enc->ids, enc->len);
+	emb_out_int32s(b, "token_type_ids", enc->type_ids, enc->len);
 	if (c->cli.tokens) {
-		const char **t = malloc((o->enc.len + 1) * sizeof(*t));
+		const char **t = malloc((enc->len + 1) * sizeof(*t));
 		size_t i;
 		if (!t)
 			return emb_err_set(err, "out of memory");
-		for (i = 0; i < o->enc.len; i++)
-			t[i] = emb_tokenizer_id_to_token(c->tt.tok, o->enc.ids[i]);
-		emb_out_strings(b, "tokens", t, o->enc.len);
+		for (i = 0; i < enc->len; i++)
+			t[i] = emb_tokenizer_id_to_token(c->tt.tok, enc->ids[i]);
+		emb_out_strings(b, "tokens", t, enc->len);
 		free(t);
 	}
-	if (c->offsets && out_offsets(b, &o->enc, err) < 0)
+	if (c->offsets && out_offsets(b, enc, err) < 0)
 		return -1;
-	if (o->enc.truncated > 0)
-		emb_out_int(b, "truncated", (long long)o->enc.truncated);
+	if (enc->truncated > 0)
+		emb_out_int(b, "truncated", (long long)enc->truncated);
 	if (o->prompt_length > 0)
 		emb_out_int(b, "prompt_length", (long long)o->prompt_length);
 	emb_out_end(b);

@@ -392,11 +392,6 @@ int emb_text_tok_record(emb_encoding *enc, size_t *prompt_length,
 	int rc;
 
 	*prompt_length = 0;
-	if (t->pretok) {        /* a record tokenized beforehand */
-		rc = t->pretok(t->pretok_ctx, enc, prompt_length, rec, err);
-		if (rc != 0)
-			return rc < 0 ? -1 : 0;
-	}
 	if (emb_record_get_string(rec, "text", &text, &tlen, err) < 0)
 		return -1;
 	if (emb_record_has(rec, "text_pair") &&

@@ -31,12 +31,6 @@ typedef struct emb_text_tok {
 	size_t prompt_len;
 	size_t prompt_tokens;   /* prompt_length (ST): prompt tokens + 1 */
 	int lower;              /* sentence_bert_config do_lower_case */
-	/* optional: records tokenized beforehand (the windows of --chunk):
-	 * emb_text_tok_record asks this first; 1: it filled enc and
-	 * *prompt_length from REC, 0: not such a record, -1 (err) */
-	int (*pretok)(void *ctx, emb_encoding *enc, size_t *prompt_length,
-	              const emb_record *rec, emb_err *err);
-	void *pretok_ctx;       /* borrowed */
 } emb_text_tok;
 
 /* what the caller asks of the front end (the emb-* text options) */

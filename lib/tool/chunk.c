@@ -2,17 +2,14 @@
  * tool/chunk.c - long documents in the record driver.
  *
  * Windows (--chunk W [--overlap K]): the driver hands the command one
- * record per window instead of the document's record (emb_chunker_next);
- * each holds the document's fields, chunk, chunks, span and the window's
- * input_ids, token_type_ids (and prompt_length, tokens), so that
- * emb-encode embeds it as it would any tokenized record, and
- * emb_text_tok_record gives emb-tokenize the window's encoding.  The
- * document is parsed once (its copy, emb_record_copy, keeps it while its
- * windows are handed out) and tokenized once; a window's encoding is
- * made once, and emb_chunker_current hands that same encoding to the
- * tokenizer hook.  The window's record itself is still written as a JSON
- * line and scanned back: its members pass through the writer as any
- * record's do.
+ * emb_window per window instead of the document's record
+ * (emb_chunker_next).  The document is parsed and tokenized once; each
+ * window holds a reference to it, its index, count and span, and its
+ * slice of the document's encoding (the specials, the prompt's tokens,
+ * its content tokens), which emb-encode embeds and emb-tokenize writes
+ * as they are.  The output record is written from the window and the
+ * document's members (emb_window_begin): the document's fields, chunk,
+ * chunks, span, input_ids, token_type_ids (and prompt_length, tokens).
  *
  * Late chunking (--chunk W [--overlap K] --late): the command runs the
  * model once over the document (up to the model's maximum positions,
@@ -34,20 +31,27 @@
 
 #include "tool/emb-tool.h"
 
+/* a document and the windows that hold it */
+struct emb_chunk_doc {
+	emb_record *rec;
+	size_t refs;
+};
+
 struct emb_chunker {
 	size_t w, k;
 	int tokens, raw;
 	uint64_t lines;                 /* read so far, over every input */
 	const emb_text_tok *tt;         /* borrowed (emb_chunker_bind) */
-	emb_record *src;                /* the document being cut */
-	emb_encoding full, win;
+	struct emb_chunk_doc *cur;      /* the document being cut (a
+	                                   reference of its own) */
+	emb_encoding full;
 	emb_chunk_layout lay;
 	size_t prompt_cp;
 	size_t n, next;                 /* windows, the next to hand out */
+	size_t cp_at, byte_at;          /* a code point of the text and its
+	                                   byte offset: where the next
+	                                   window's slice is looked for */
 	int text;                       /* EMB_WINDOW_TEXT_* */
-	const emb_record *cur;          /* borrowed: the record of window
-	                                   next - 1 (as handed out) */
-	emb_buf line;
 };
 
 int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
@@ -59,19 +63,23 @@ int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
 	if (emb_chunk_check(w, k, err) < 0)
 		return -1;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->src = emb_record_new())) {
-		free(c);
+	if (!c)
 		return emb_err_set(err, "out of memory");
-	}
 	c->w = (size_t)w;
 	c->k = (size_t)k;
 	c->tokens = tokens;
 	c->raw = raw;
 	emb_encoding_init(&c->full);
-	emb_encoding_init(&c->win);
-	emb_buf_init(&c->line);
 	*out = c;
 	return 0;
+}
+
+static void doc_unref(struct emb_chunk_doc *d)
+{
+	if (d && --d->refs == 0) {
+		emb_record_free(d->rec);
+		free(d);
+	}
 }
 
 int emb_window_text_parse(const char *s)
@@ -96,8 +104,9 @@ size_t emb_text_cp_offset(const char *s, size_t n, size_t cp)
 	return n;
 }
 
-/* a window's "text" after emb_out_begin dropped the document's (MODE
- * not EMB_WINDOW_TEXT_FULL): the code points SPAN of it, or nothing */
+/* a late window's "text" after emb_out_begin dropped the document's
+ * (MODE not EMB_WINDOW_TEXT_FULL): the code points SPAN of it, or
+ * nothing */
 static void window_text(emb_buf *b, const emb_record *doc,
                         const size_t span[2], int mode)
 {
@@ -116,10 +125,8 @@ void emb_chunker_free(emb_chunker *c)
 {
 	if (!c)
 		return;
-	emb_record_free(c->src);
+	doc_unref(c->cur);
 	emb_encoding_release(&c->full);
-	emb_encoding_release(&c->win);
-	emb_buf_release(&c->line);
 	free(c);
 }
 
@@ -152,7 +159,6 @@ static int encode_full(emb_encoding *full, emb_chunk_layout *lay,
 	if (emb_record_has(rec, "text_pair"))
 		return emb_err_set(err, "field 'text_pair': pairs are not cut into windows (--chunk takes single texts)");
 	t.opts.max_length = 0;
-	t.pretok = NULL;
 	if (!with_prompt) {
 		t.prompt = NULL;
 		t.prompt_len = 0;
@@ -192,109 +198,172 @@ int emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt, emb_err *err)
 	return 0;
 }
 
-/* the record of window c->next into rec */
-static int window_record(emb_chunker *c, emb_record *rec, size_t *len,
-                         emb_err *err)
+/* the byte offset of code point CP of the current document's text T (N
+ * bytes): from the last one looked up when CP is not before it, as the
+ * windows' spans go forward */
+static size_t text_offset(emb_chunker *c, const char *t, size_t n, size_t cp)
 {
-	static const char *const drop[] = { "text",
-		"input_ids", "token_type_ids", "tokens", "truncated",
-		"prompt_length", "offsets", "chunk", "chunks", "span",
-		"token_embeddings", "token_embeddings_b64", NULL };
-	size_t s, e, span[2];
-	char js[64];
-	int n;
+	if (cp < c->cp_at)
+		c->cp_at = c->byte_at = 0;
+	c->byte_at += emb_text_cp_offset(t + c->byte_at, n - c->byte_at,
+	                                 cp - c->cp_at);
+	c->cp_at = cp;
+	return c->byte_at;
+}
+
+/* window c->next of the current document into w */
+static int window_of(emb_chunker *c, emb_window *w, size_t *len, emb_err *err)
+{
+	const char *t;
+	size_t s, e, n;
 
 	emb_chunk_window(&s, &e, c->next, c->lay.len, c->w, c->k);
-	if (emb_chunk_encoding(&c->win, &c->full, &c->lay, s, e, c->prompt_cp,
+	if (emb_chunk_encoding(&w->enc, &c->full, &c->lay, s, e, c->prompt_cp,
 	                       err) < 0)
 		return -1;
-	emb_chunk_span(span, &c->full, &c->lay, s, e, c->prompt_cp);
-	c->line.len = 0;
-	emb_out_begin(&c->line, c->src,
-	              c->text == EMB_WINDOW_TEXT_FULL ? drop + 1 : drop);
-	window_text(&c->line, c->src, span, c->text);
-	emb_out_int(&c->line, "chunk", (long long)c->next);
-	emb_out_int(&c->line, "chunks", (long long)c->n);
-	n = snprintf(js, sizeof(js), "[%zu,%zu]", span[0], span[1]);
-	emb_out_json(&c->line, "span", js, (size_t)n);
-	emb_out_int32s(&c->line, "input_ids", c->win.ids, c->win.len);
-	emb_out_int32s(&c->line, "token_type_ids", c->win.type_ids, c->win.len);
-	if (c->tokens) {
-		const char **t = malloc((c->win.len + 1) * sizeof(*t));
-		if (!t)
-			return emb_err_set(err, "out of memory");
-		for (size_t i = 0; i < c->win.len; i++)
-			t[i] = emb_tokenizer_id_to_token(c->tt->tok, c->win.ids[i]);
-		emb_out_strings(&c->line, "tokens", t, c->win.len);
-		free(t);
+	emb_chunk_span(w->span, &c->full, &c->lay, s, e, c->prompt_cp);
+	w->index = c->next;
+	w->count = c->n;
+	w->prompt_length = c->tt->prompt ? c->tt->prompt_tokens : 0;
+	w->c = c;
+	w->slice[0] = w->slice[1] = 0;
+	if (c->text == EMB_WINDOW_TEXT_SLICE &&
+	    emb_record_get_string(c->cur->rec, "text", &t, &n, NULL) == 0) {
+		w->slice[0] = text_offset(c, t, n, w->span[0]);
+		w->slice[1] = emb_text_cp_offset(t + w->slice[0], n - w->slice[0],
+		                                 w->span[1] - w->span[0]) +
+		              w->slice[0];
 	}
-	if (c->tt->prompt)
-		emb_out_int(&c->line, "prompt_length", (long long)c->tt->prompt_tokens);
-	emb_out_end(&c->line);
-	if (emb_buf_failed(&c->line))
-		return emb_err_set(err, "out of memory");
-	if (emb_record_parse(rec, c->line.p, c->line.len - 1, err) < 0)
-		return -1;
-	*len = c->line.len;
-	c->cur = rec;
+	/* the memory the window holds: its tokens (the document, held
+	 * once, is counted with its first window) */
+	*len += w->enc.len * (4 * sizeof(int32_t) + 1);
 	c->next++;
 	return 0;
 }
 
-/* a window that cannot be written ends its document: one diagnostic */
-static int next_window(emb_chunker *c, emb_record *rec, size_t *len,
+/* w holds the current document; a window that cannot be cut ends its
+ * document: one diagnostic */
+static int next_window(emb_chunker *c, emb_window *w, size_t *len,
                        emb_err *err)
 {
-	if (window_record(c, rec, len, err) < 0) {
+	w->ref = c->cur;
+	w->ref->refs++;
+	w->doc = w->ref->rec;
+	if (window_of(c, w, len, err) < 0) {
 		c->n = c->next = 0;
 		return -2;
 	}
 	return 1;
 }
 
-int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
+int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_window **wp,
                      size_t *len, emb_err *err)
 {
+	emb_window *w = *wp;
+	struct emb_chunk_doc *d;
 	const char *line;
 	size_t n;
 	int rc;
 
-	c->cur = NULL;
+	if (!w) {
+		if (!(w = *wp = calloc(1, sizeof(*w))))
+			return emb_err_set(err, "out of memory");
+		emb_encoding_init(&w->enc);
+	}
+	doc_unref(w->ref);
+	w->ref = NULL;
+	w->doc = NULL;
+	*len = 0;
 	if (c->next < c->n)
-		return next_window(c, rec, len, err);
+		return next_window(c, w, len, err);
 	c->n = c->next = 0;
+	doc_unref(c->cur);
+	c->cur = NULL;
 	rc = emb_reader_next(rd, &line, &n, err);
 	if (rc != 0)
 		c->lines++;
 	if (rc <= 0)
 		return rc;
 	*len = n;
-	/* rec holds the document until its first window: its id names it
-	 * in a diagnostic */
-	if ((c->raw ? emb_record_from_text(rec, line, n, c->lines, err) :
-	              emb_record_parse(rec, line, n, err)) < 0)
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->rec = emb_record_new())) {
+		free(d);
+		return emb_err_set(err, "out of memory");
+	}
+	d->refs = 1;
+	if ((c->raw ? emb_record_from_text(d->rec, line, n, c->lines, err) :
+	              emb_record_parse(d->rec, line, n, err)) < 0) {
+		doc_unref(d);
 		return -1;
-	if (emb_record_copy(c->src, rec, err) < 0)
+	}
+	c->cur = d;
+	c->cp_at = c->byte_at = 0;
+	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, d->rec, 1,
+	                err) < 0) {
+		/* w holds the document: its id names it in the diagnostic */
+		w->ref = d;
+		d->refs++;
+		w->doc = d->rec;
 		return -2;
-	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, c->src, 1,
-	                err) < 0)
-		return -2;
+	}
 	c->n = emb_chunk_count(c->lay.len, c->w, c->k);
-	return next_window(c, rec, len, err);
+	return next_window(c, w, len, err);
 }
 
-int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
-                        size_t *prompt_length, const emb_record *rec,
-                        emb_err *err)
+void emb_window_free(emb_window *w)
 {
-	if (!c || !c->cur || c->cur != rec || c->next == 0)
+	if (!w)
+		return;
+	doc_unref(w->ref);
+	emb_encoding_release(&w->enc);
+	free(w);
+}
+
+int emb_window_begin(emb_buf *b, const emb_window *w, int ids, emb_err *err)
+{
+	static const char *const drop[] = { "text",
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", "offsets", "chunk", "chunks", "span",
+		"token_embeddings", "token_embeddings_b64", NULL };
+	static const char *const drop_pl[] = { "text",
+		"input_ids", "token_type_ids", "tokens", "truncated",
+		"prompt_length", "offsets", "chunk", "chunks", "span",
+		"token_embeddings", "token_embeddings_b64",
+		"prompt_length_b64", NULL };
+	const emb_chunker *c = w->c;
+	const char *const *d;
+	const char *t;
+	size_t n;
+	char js[64];
+
+	/* without IDS the caller writes prompt_length when not 0: a prompt
+	 * of no tokens still replaces the document's prompt_length_b64 */
+	d = !ids && c->tt->prompt && !w->prompt_length ? drop_pl : drop;
+	emb_out_begin(b, w->doc, c->text == EMB_WINDOW_TEXT_FULL ? d + 1 : d);
+	if (c->text == EMB_WINDOW_TEXT_SLICE &&
+	    emb_record_get_string(w->doc, "text", &t, &n, NULL) == 0)
+		emb_out_string(b, "text", t + w->slice[0],
+		               w->slice[1] - w->slice[0]);
+	emb_out_int(b, "chunk", (long long)w->index);
+	emb_out_int(b, "chunks", (long long)w->count);
+	emb_out_json(b, "span", js, (size_t)snprintf(js, sizeof(js), "[%zu,%zu]",
+	                                             w->span[0], w->span[1]));
+	if (!ids)
 		return 0;
-	/* the window's encoding as window_record made it: c->win is not
-	 * touched again until the next window is handed out */
-	if (emb_encoding_copy(enc, &c->win) < 0)
-		return emb_err_set(err, "out of memory");
-	*prompt_length = c->tt->prompt ? c->tt->prompt_tokens : 0;
-	return 1;
+	emb_out_int32s(b, "input_ids", w->enc.ids, w->enc.len);
+	emb_out_int32s(b, "token_type_ids", w->enc.type_ids, w->enc.len);
+	if (c->tokens) {
+		const char **tk = malloc((w->enc.len + 1) * sizeof(*tk));
+		if (!tk)
+			return emb_err_set(err, "out of memory");
+		for (size_t i = 0; i < w->enc.len; i++)
+			tk[i] = emb_tokenizer_id_to_token(c->tt->tok, w->enc.ids[i]);
+		emb_out_strings(b, "tokens", tk, w->enc.len);
+		free(tk);
+	}
+	if (c->tt->prompt)
+		emb_out_int(b, "prompt_length", (long long)w->prompt_length);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -408,14 +408,6 @@ int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err)
 	return emb_err_set(err, "missing field 'input_ids'");
 }
 
-/* emb_text_tok's hook for a window record of --chunk: its window's
- * tokens (tool/chunk.c) */
-static int chunk_pretok(void *ctx, emb_encoding *enc, size_t *prompt_length,
-                        const emb_record *rec, emb_err *err)
-{
-	return emb_chunker_current(ctx, enc, prompt_length, rec, err);
-}
-
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max)
 {
@@ -440,11 +432,8 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 		emb_cli_usage_error(c, "%s", err.msg);
 	if (rc < 0)
 		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
-	if (c->chunker) {       /* --chunk: windows of this tokenizer */
-		if (emb_chunker_bind(c->chunker, t, &err) < 0)
-			emb_cli_usage_error(c, "%s", err.msg);
-		t->pretok = chunk_pretok;
-		t->pretok_ctx = c->chunker;
-	}
+	/* --chunk: windows of this tokenizer */
+	if (c->chunker && emb_chunker_bind(c->chunker, t, &err) < 0)
+		emb_cli_usage_error(c, "%s", err.msg);
 }
 

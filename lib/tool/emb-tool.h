@@ -81,6 +81,7 @@ enum {
 "  --version          print the version\n"
 
 typedef struct emb_chunker emb_chunker;
+typedef struct emb_window emb_window;
 
 typedef struct emb_cli {
 	/* set by the command before emb_cli_parse */
@@ -146,6 +147,9 @@ typedef struct emb_cli_rec {
 	emb_err warn;
 	size_t cost;            /* tokens (batch budget, progress) */
 	void *user;             /* the command's per-record state */
+	/* --chunk (c->chunker): the window, its document in win->doc;
+	 * rec is not used then (emb_chunker_next); NULL otherwise */
+	emb_window *win;
 } emb_cli_rec;
 
 typedef struct emb_cli_ops {
@@ -307,9 +311,14 @@ extern const emb_cli_ops emb_rerank_ops, emb_rerank_maxsim_ops;
 /* ------------------------------------------------------------------ */
 /* long documents (tool/chunk.c): windows and late chunking            */
 
-/* a splitter of documents into window records (W, K as emb_chunk_check
- * takes them; TOKENS: write "tokens"; RAW: input lines are plain text).
- * *out: new, emb_chunker_free */
+/*
+ * A splitter of documents into windows (W, K as emb_chunk_check takes
+ * them; TOKENS: windows write "tokens"; RAW: input lines are plain
+ * text).  Each document is parsed once and tokenized once; its windows
+ * reach the command as structs (emb_window) that share it, and become
+ * JSON only in the command's output (emb_window_begin).  *out: new,
+ * emb_chunker_free (after the windows it handed out).
+ */
 int emb_chunker_new(emb_chunker **out, long long w, long long k, int tokens,
                     int raw, emb_err *err);
 void emb_chunker_free(emb_chunker *c);
@@ -332,19 +341,43 @@ int emb_chunker_bind(emb_chunker *c, const emb_text_tok *tt, emb_err *err);
 int emb_chunker_bound(const emb_chunker *c);
 /* the lines read so far, over every input (--raw: the last one's id) */
 uint64_t emb_chunker_lines(const emb_chunker *c);
+
+/* one window of a document, as the command gets it */
+struct emb_window {
+	const emb_record *doc;  /* the document (shared by its windows);
+	                           NULL after a line that is not one */
+	size_t index, count;    /* chunk, chunks */
+	size_t span[2];         /* [start, end) code points of its text */
+	emb_encoding enc;       /* the model's input: the specials, the
+	                           prompt's tokens and the window's content
+	                           tokens; offsets in code points of the
+	                           text (emb_chunk_encoding) */
+	size_t prompt_length;   /* the prompt's tokens (0: no prompt) */
+	/* private to tool/chunk.c */
+	struct emb_chunk_doc *ref;      /* the reference held on doc */
+	const emb_chunker *c;
+	size_t slice[2];        /* byte offsets of span in the text */
+};
+
 /*
- * The next record for the command: the next window of the current
- * document, else the windows of the next line of RD.  1: a window record
- * in REC (*len: its size); 0: end of input; -1: a bad line (err; REC
- * does not hold it); -2: a bad document (err; REC holds a record of it).
+ * The next window for the command: the next one of the current
+ * document, else the first of the next line of RD.  *W: reused (new
+ * when NULL; emb_window_free), its old document released.  1: a window
+ * (*len: the input bytes it holds); 0: end of input; -1: a bad line
+ * (err; (*w)->doc NULL); -2: a bad document (err; (*w)->doc is it).
  */
-int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_record *rec,
+int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_window **w,
                      size_t *len, emb_err *err);
-/* 1: REC (borrowed) is the window record just handed out: its encoding
- * into enc (offsets in code points of the text); 0: it is not; -1 err */
-int emb_chunker_current(emb_chunker *c, emb_encoding *enc,
-                        size_t *prompt_length, const emb_record *rec,
-                        emb_err *err);
+void emb_window_free(emb_window *w);
+/*
+ * Begin W's output record on B (emb_out_begin, the caller adds its own
+ * members and ends it): the document's members but the window's and
+ * per-token ones, "text" (as emb_chunker_text says), chunk, chunks,
+ * span; with IDS also input_ids, token_type_ids, tokens (when asked)
+ * and prompt_length (when a prompt was applied): what a tokenized
+ * record holds.  0, or -1 (err) out of memory.
+ */
+int emb_window_begin(emb_buf *b, const emb_window *w, int ids, emb_err *err);
 
 /* late chunking: windows pooled from one forward pass */
 typedef struct emb_late {

@@ -97,8 +97,29 @@ out:
 	return rc;
 }
 
+/* a window's tokens (as a record of them: the document's
+ * attention_mask applies) */
+static int window_ids(emb_enc_rec *o, const emb_window *w, emb_err *err)
+{
+	size_t n = w->enc.len;
+
+	o->ids = malloc((n + 1) * sizeof(int32_t));
+	o->types = malloc((n + 1) * sizeof(int32_t));
+	if (!o->ids || !o->types)
+		return emb_err_set(err, "out of memory");
+	memcpy(o->ids, w->enc.ids, n * sizeof(int32_t));
+	memcpy(o->types, w->enc.type_ids, n * sizeof(int32_t));
+	o->n = n;
+	o->has_types = 1;
+	if (emb_record_apply_mask(w->doc, &o->n, err) < 0)
+		return -1;
+	o->skip = (int)w->prompt_length;
+	return 0;
+}
+
 int emb_encoder_prepare(const emb_encoder *e, emb_enc_rec *o,
-                        const emb_record *rec, emb_err *err)
+                        const emb_record *rec, const emb_window *win,
+                        emb_err *err)
 {
 	int text = e->tt->tok != NULL;
 	size_t i;
@@ -109,10 +130,13 @@ int emb_encoder_prepare(const emb_encoder *e, emb_enc_rec *o,
 	o->n = 0;
 	o->has_types = o->tokenized = 0;
 	o->truncated = o->prompt_length = 0;
-	if (emb_record_check_input(rec, text, err) < 0)
+	if (win) {
+		if (window_ids(o, win, err) < 0)
+			return -1;
+	} else if (emb_record_check_input(rec, text, err) < 0) {
 		return -1;
-	if (emb_record_has(rec, "input_ids") || !text ||
-	    !emb_record_has(rec, "text")) {
+	} else if (emb_record_has(rec, "input_ids") || !text ||
+	           !emb_record_has(rec, "text")) {
 		if (ids_of(o, rec, err) < 0)
 			return -1;
 	} else if (text_of(o, e->tt, rec, err) < 0) {
@@ -277,13 +301,19 @@ int emb_out_tok_fields(emb_buf *b, const emb_tokenizer *tok,
 }
 
 int emb_encoder_emit(const emb_encoder *e, emb_buf *b, const emb_record *rec,
-                     const emb_enc_rec *o, emb_err *err)
+                     const emb_window *win, const emb_enc_rec *o,
+                     emb_err *err)
 {
 	static const char *const drop_tok[] = {
 		"input_ids", "token_type_ids", "tokens", "truncated",
 		"prompt_length", NULL };
 
-	emb_out_begin(b, rec, o->tokenized ? drop_tok : NULL);
+	if (win) {
+		if (emb_window_begin(b, win, 1, err) < 0)
+			return -1;
+	} else {
+		emb_out_begin(b, rec, o->tokenized ? drop_tok : NULL);
+	}
 	if (o->tokenized) {
 		emb_out_int32s(b, "input_ids", o->ids, o->n);
 		emb_out_int32s(b, "token_type_ids", o->types, o->n);

@@ -55,11 +55,13 @@ void emb_encoder_release(emb_encoder *e);
  * REC's (borrowed) model input into O (its old contents replaced):
  * input_ids (token_type_ids, attention_mask, prompt_length) or, where
  * the model has a tokenizer and REC has text but no input_ids, the text
- * tokenized; checked against the model's limits.  0, or -1 with ERR set
- * (the record's error).
+ * tokenized; WIN (not NULL: a window of --chunk, REC unused) its tokens
+ * (and its document's attention_mask).  Checked against the model's
+ * limits.  0, or -1 with ERR set (the record's error).
  */
 int emb_encoder_prepare(const emb_encoder *e, emb_enc_rec *o,
-                        const emb_record *rec, emb_err *err);
+                        const emb_record *rec, const emb_window *win,
+                        emb_err *err);
 
 /*
  * The forward of records RS[0..N) (their user: emb_enc_rec, prepared),
@@ -69,11 +71,12 @@ int emb_encoder_prepare(const emb_encoder *e, emb_enc_rec *o,
  */
 int emb_encoder_run(emb_encoder *e, emb_cli_rec **rs, int n, emb_err *err);
 
-/* REC (borrowed) with O's fields into B: the tokenizer's fields for
- * tokenized records, then sparse, embedding or token_embeddings.  0, or
- * -1 with ERR set */
+/* REC (borrowed; WIN not NULL: the window's record, emb_window_begin)
+ * with O's fields into B: the tokenizer's fields for tokenized records,
+ * then sparse, embedding or token_embeddings.  0, or -1 with ERR set */
 int emb_encoder_emit(const emb_encoder *e, emb_buf *b, const emb_record *rec,
-                     const emb_enc_rec *o, emb_err *err);
+                     const emb_window *win, const emb_enc_rec *o,
+                     emb_err *err);
 
 /* after a tokenized record's input_ids: "tokens" (the strings of IDS in
  * TOK; NULL: none), "truncated" and "prompt_length" when not 0.  0, or

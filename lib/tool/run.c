@@ -37,8 +37,9 @@ static void report(emb_cli *c, emb_cli_rec *r, emb_buf *out)
 		const char *id = NULL;
 		size_t idlen = 0;
 		char num[24];
-		if (r->parsed)
-			id = emb_record_raw(r->rec, "id", &idlen);
+		if (r->parsed)  /* a window's: its document's */
+			id = emb_record_raw(r->win ? r->win->doc : r->rec, "id",
+			                    &idlen);
 		else if (c->raw) {      /* the id the line's record would have */
 			idlen = (size_t)snprintf(num, sizeof(num), "%llu",
 			                         (unsigned long long)r->raw_id);
@@ -254,7 +255,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			if (!r)
 				emb_cli_die(c, EMB_EXIT_RECORD, "out of memory");
 			r->err.msg[0] = 0;
-			rc = c->chunker ? emb_chunker_next(c->chunker, rd, r->rec, &len,
+			rc = c->chunker ? emb_chunker_next(c->chunker, rd, &r->win, &len,
 			                                   &r->err) :
 			     emb_reader_next(rd, &line, &len, &r->err);
 			if (rc == 0)
@@ -364,6 +365,7 @@ int emb_cli_run(emb_cli *c, const emb_cli_ops *ops, void *ctx)
 			continue;
 		if (ops->free_user && b.s[fi]->user)
 			ops->free_user(ctx, b.s[fi]->user);
+		emb_window_free(b.s[fi]->win);
 		emb_record_free(b.s[fi]->rec);
 		free(b.s[fi]);
 	}

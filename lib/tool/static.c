@@ -82,6 +82,16 @@ static int prepare(void *vc, emb_cli_rec *r, emb_err *err)
 	}
 	o->text = NULL;
 	o->n = o->truncated = o->prompt_length = 0;
+	if (r->win) {           /* --chunk: the window's tokens */
+		n = r->win->enc.len;
+		if (emb_static_check_ids(c->sm, r->win->enc.ids, n, err) < 0 ||
+		    grow_ids(o, n, err) < 0)
+			return -1;
+		memcpy(o->ids, r->win->enc.ids, n * sizeof(*o->ids));
+		o->n = n;
+		r->cost = n + 1;
+		return 0;
+	}
 	if (emb_record_check_input(r->rec, 1, err) < 0)
 		return -1;
 	if (emb_record_has(r->rec, "input_ids")) {
@@ -121,10 +131,15 @@ static void render(sctx *c, emb_cli_rec *r)
 	o->line_bad = 0;
 	b->len = 0;
 	emb_buf_select(b, c->cli->fields);
-	emb_out_begin(b, r->rec, o->text ? drop_tok : NULL);
+	o->line_err.msg[0] = 0;
+	if (!r->win) {
+		emb_out_begin(b, r->rec, o->text ? drop_tok : NULL);
+	} else if (emb_window_begin(b, r->win, 1, &o->line_err) < 0) {
+		o->line_bad = 1;
+		return;
+	}
 	if (o->text) {
 		emb_out_int32s(b, "input_ids", o->ids, o->n);
-		o->line_err.msg[0] = 0;
 		if (emb_out_tok_fields(b, c->cli->tokens ? c->tt.tok : NULL, o->ids,
 		                       o->n, o->truncated, o->prompt_length,
 		                       &o->line_err) < 0) {
