@@ -205,8 +205,6 @@ void emb_record_free(emb_record *rec);
  * limited to 512 levels; a duplicate key: getters see the last one. */
 int emb_record_parse(emb_record *rec, const char *line, size_t len,
                      emb_err *err);
-/* DST (reused) made a copy of SRC, without scanning it again */
-int emb_record_copy(emb_record *dst, const emb_record *src, emb_err *err);
 /* --raw: the record {"id": ID, "text": LINE} (LINE must be valid UTF-8;
  * an empty line is the empty text); ID: the line's number in the input */
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,

@@ -187,42 +187,6 @@ bad:
 	return bad_json(err, line, &s);
 }
 
-int emb_record_copy(emb_record *dst, const emb_record *src, emb_err *err)
-{
-	size_t i;
-
-	record_clear(dst);
-	if (src->len + 1 > dst->cap) {
-		char *p = realloc(dst->text, src->len + 1);
-		if (!p)
-			return emb_err_set(err, "out of memory");
-		dst->text = p;
-		dst->cap = src->len + 1;
-	}
-	if (src->n > dst->mcap) {
-		member *p = realloc(dst->m, src->n * sizeof(*p));
-		if (!p)
-			return emb_err_set(err, "out of memory");
-		dst->m = p;
-		dst->mcap = src->n;
-	}
-	memcpy(dst->text, src->text, src->len + 1);
-	dst->len = src->len;
-	for (i = 0; i < src->n; i++) {
-		member *m = &dst->m[i];
-		*m = src->m[i];
-		m->str = NULL;
-		m->str_len = 0;
-		if (!(m->name = malloc(m->name_len + 1))) {
-			dst->n = i;
-			return emb_err_set(err, "out of memory");
-		}
-		memcpy(m->name, src->m[i].name, m->name_len + 1);
-	}
-	dst->n = src->n;
-	return 0;
-}
-
 int emb_record_from_text(emb_record *rec, const char *line, size_t len,
                          uint64_t id, emb_err *err)
 {

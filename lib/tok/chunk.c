@@ -102,23 +102,6 @@ static int reserve(emb_encoding *out, size_t n)
 	return 0;
 }
 
-int emb_encoding_copy(emb_encoding *out, const emb_encoding *enc)
-{
-	size_t n = enc->len;
-
-	if (reserve(out, n) < 0)
-		return -1;
-	if (n) {
-		memcpy(out->ids, enc->ids, n * sizeof(*out->ids));
-		memcpy(out->type_ids, enc->type_ids, n * sizeof(*out->type_ids));
-		memcpy(out->offsets, enc->offsets, 2 * n * sizeof(*out->offsets));
-		memcpy(out->special, enc->special, n);
-	}
-	out->len = n;
-	out->truncated = enc->truncated;
-	return 0;
-}
-
 static void put(emb_encoding *out, const emb_encoding *enc, size_t i,
                 size_t prompt_cp)
 {

@@ -38,8 +38,6 @@ typedef struct emb_encoding {
 
 void emb_encoding_init(emb_encoding *enc);
 void emb_encoding_release(emb_encoding *enc);
-/* OUT (reused) a copy of ENC; -1 when out of memory */
-int emb_encoding_copy(emb_encoding *out, const emb_encoding *enc);
 
 typedef struct emb_tok_opts {
 	size_t max_length;      /* 0: no truncation; else total incl. specials */

@@ -226,13 +226,14 @@ static int window_of(emb_chunker *c, emb_window *w, size_t *len, emb_err *err)
 	w->count = c->n;
 	w->prompt_length = c->tt->prompt ? c->tt->prompt_tokens : 0;
 	w->c = c;
-	w->slice[0] = w->slice[1] = 0;
+	w->slice = NULL;
+	w->slice_len = 0;
 	if (c->text == EMB_WINDOW_TEXT_SLICE &&
 	    emb_record_get_string(c->cur->rec, "text", &t, &n, NULL) == 0) {
-		w->slice[0] = text_offset(c, t, n, w->span[0]);
-		w->slice[1] = emb_text_cp_offset(t + w->slice[0], n - w->slice[0],
-		                                 w->span[1] - w->span[0]) +
-		              w->slice[0];
+		size_t at = text_offset(c, t, n, w->span[0]);
+		w->slice = t + at;
+		w->slice_len = emb_text_cp_offset(w->slice, n - at,
+		                                  w->span[1] - w->span[0]);
 	}
 	/* the memory the window holds: its tokens (the document, held
 	 * once, is counted with its first window) */
@@ -332,18 +333,14 @@ int emb_window_begin(emb_buf *b, const emb_window *w, int ids, emb_err *err)
 		"prompt_length_b64", NULL };
 	const emb_chunker *c = w->c;
 	const char *const *d;
-	const char *t;
-	size_t n;
 	char js[64];
 
 	/* without IDS the caller writes prompt_length when not 0: a prompt
 	 * of no tokens still replaces the document's prompt_length_b64 */
 	d = !ids && c->tt->prompt && !w->prompt_length ? drop_pl : drop;
 	emb_out_begin(b, w->doc, c->text == EMB_WINDOW_TEXT_FULL ? d + 1 : d);
-	if (c->text == EMB_WINDOW_TEXT_SLICE &&
-	    emb_record_get_string(w->doc, "text", &t, &n, NULL) == 0)
-		emb_out_string(b, "text", t + w->slice[0],
-		               w->slice[1] - w->slice[0]);
+	if (w->slice)
+		emb_out_string(b, "text", w->slice, w->slice_len);
 	emb_out_int(b, "chunk", (long long)w->index);
 	emb_out_int(b, "chunks", (long long)w->count);
 	emb_out_json(b, "span", js, (size_t)snprintf(js, sizeof(js), "[%zu,%zu]",

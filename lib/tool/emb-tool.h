@@ -356,7 +356,12 @@ struct emb_window {
 	/* private to tool/chunk.c */
 	struct emb_chunk_doc *ref;      /* the reference held on doc */
 	const emb_chunker *c;
-	size_t slice[2];        /* byte offsets of span in the text */
+	/* --window-text=slice: span's bytes of the document's text, as
+	 * decoded when the window was cut (borrowed from doc, which no
+	 * one asks to drop its strings while windows hold it); the record
+	 * writer reads them without touching doc, on any thread */
+	const char *slice;
+	size_t slice_len;
 };
 
 /*

@@ -173,6 +173,22 @@ printf '{"id":4}\n' | emb-encode -m "$M" --pool --chunk 4 > /dev/null 2> "$T/err
 t_eq "no text: exit 1" "$s" 1
 t_grep "no text: named" "missing field 'text'" "$T/err"
 
+# a document with members named as a window's: the window's replace them,
+# once each, in the window's order; the rest pass through in their order
+printf '%s\n' '{"id":"h","chunk":99,"chunks":7,"span":[1,2],"input_ids":[5,6],"token_type_ids":[0,0],"tokens":["a"],"prompt_length":3,"truncated":1,"offsets":[[0,1]],"keep":{"a":[1]},"text":"alpha beta gamma delta epsilon zeta"}' > "$T/named.jsonl"
+emb-tokenize -m "$M" --chunk 4 --overlap 1 "$T/named.jsonl" > "$T/named.out"
+t_eq "window members replace the document's of the same names" "$(head -n 1 "$T/named.out")" \
+	'{"id":"h","keep":{"a":[1]},"text":"alpha beta gamma delta","chunk":0,"chunks":2,"span":[0,22],"input_ids":[101,6541,8247,13091,7160,102],"token_type_ids":[0,0,0,0,0,0]}'
+emb-encode -m "$M" --pool --chunk 4 --overlap 1 --fields id,chunk,span,input_ids "$T/named.jsonl" > "$T/named.enc"
+t_eq "emb-encode: the window's members, --fields applied" "$(cat "$T/named.enc")" \
+	'{"id":"h","chunk":0,"span":[0,22],"input_ids":[101,6541,8247,13091,7160,102]}
+{"id":"h","chunk":1,"span":[17,35],"input_ids":[101,7160,28038,23870,102]}'
+# the document's attention_mask is checked against each window's tokens
+printf '%s\n' '{"id":"m","attention_mask":[1,1,1,0,0],"text":"alpha beta gamma delta"}' |
+	emb-encode -m "$M" --pool --chunk 4 > "$T/mask.out" 2> "$T/err"; s=$?
+t_eq "a document's attention_mask of another length: exit 1, no record" "$s$(cat "$T/mask.out")" 1
+t_grep "a document's attention_mask of another length: named" "field 'attention_mask' has 5 values, 'input_ids' has 6" "$T/err"
+
 # --- bad options: one line, exit 2 ------------------------------------------
 badopt() {
 	desc=$1; shift

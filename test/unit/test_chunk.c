@@ -188,22 +188,6 @@ Test(chunk, layout_prefix_and_suffix)
 	cr_expect(win.special[0] && win.special[3] && !win.special[1]);
 	emb_chunk_span(span, &enc, &lay, 1, 3, 0);
 	cr_expect(span[0] == 6 && span[1] == 17, "[%zu,%zu)", span[0], span[1]);
-	{
-		emb_encoding cp;
-		size_t i;
-		emb_encoding_init(&cp);
-		cr_assert_eq(emb_encoding_copy(&cp, &win), 0);
-		cr_assert_eq(cp.len, win.len);
-		cr_expect_eq(cp.truncated, win.truncated);
-		for (i = 0; i < win.len; i++) {
-			cr_expect_eq(cp.ids[i], win.ids[i]);
-			cr_expect_eq(cp.type_ids[i], win.type_ids[i]);
-			cr_expect_eq(cp.special[i], win.special[i]);
-			cr_expect_eq(cp.offsets[2 * i], win.offsets[2 * i]);
-			cr_expect_eq(cp.offsets[2 * i + 1], win.offsets[2 * i + 1]);
-		}
-		emb_encoding_release(&cp);
-	}
 	/* the empty text: one window of the specials alone */
 	encode(&enc, tok, "");
 	cr_assert_eq(emb_chunk_layout_of(&lay, &enc, 0, &err), 0);

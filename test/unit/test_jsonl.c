@@ -233,44 +233,6 @@ Test(jsonl, getters)
 	emb_record_free(r);
 }
 
-/* a copy answers as its source did, and outlives the source's reuse */
-Test(jsonl, record_copy)
-{
-	static const char *line = "{\"id\": \"x\\u0041\" ,\"text\":\"first\","
-	                          "\"n\\u0000k\":[1, 2],\"text\":\"caf\\u00e9\"}";
-	emb_record *r = emb_record_new(), *c = emb_record_new();
-	emb_err e;
-	const char *s;
-	size_t len;
-	int32_t *ids;
-	size_t n;
-
-	cr_assert_eq(parse(r, line, &e), 0, "%s", e.msg);
-	cr_assert_eq(emb_record_get_string(r, "text", &s, &len, &e), 0);
-	cr_assert_eq(parse(c, "{\"old\":1}", &e), 0);
-	cr_assert_eq(emb_record_copy(c, r, &e), 0, "%s", e.msg);
-	cr_expect(!emb_record_has(c, "old"));
-	/* the source is reused: the copy holds its own text and names */
-	cr_assert_eq(parse(r, "{\"text\":\"other\"}", &e), 0);
-	cr_assert_eq(emb_record_get_string(c, "text", &s, &len, &e), 0);
-	cr_expect_eq(len, 5);               /* the last duplicate wins */
-	cr_expect_str_eq(s, "caf\xc3\xa9");
-	cr_assert_eq(emb_record_get_string(c, "id", &s, &len, &e), 0);
-	cr_expect_str_eq(s, "xA");
-	s = emb_record_raw(c, "id", &len);
-	cr_assert(s);
-	cr_expect_eq(len, 9);
-	cr_expect(!memcmp(s, "\"x\\u0041\"", 9));
-	cr_expect(!emb_record_has(c, "n"));
-	cr_expect_eq(emb_record_get_int32s(c, "nope", &ids, &n, &e), -1);
-	/* an empty record copies as empty */
-	cr_assert_eq(parse(r, "{}", &e), 0);
-	cr_assert_eq(emb_record_copy(c, r, &e), 0);
-	cr_expect(!emb_record_has(c, "text"));
-	emb_record_free(r);
-	emb_record_free(c);
-}
-
 Test(jsonl, passthrough_exact)
 {
 	const char *in = "{ \"id\" :  {\"deep\": [1, 2.50, \"\\u00e9\"]},"
