@@ -242,7 +242,7 @@ static int key_at_end(const emb_jscan *s, int e)
 	return s->depth > 1 ? E_STRING : E_END;
 }
 
-int emb_jscan_more(emb_jscan *s, int *first, int close)
+static ALWAYS_INLINE int more(emb_jscan *s, int *first, int close)
 {
 	int c = peek(s);
 
@@ -264,6 +264,11 @@ int emb_jscan_more(emb_jscan *s, int *first, int close)
 	if (c < 0)
 		return fail(s, s->p, E_END);
 	return fail(s, s->p, close == '}' ? E_OBJ_SEP : E_ARR_SEP);
+}
+
+int emb_jscan_more(emb_jscan *s, int *first, int close)
+{
+	return more(s, first, close);
 }
 
 static int hex4(const unsigned char *p, const unsigned char *e, unsigned *v)
@@ -497,42 +502,55 @@ static int real_overflows(const char *t, size_t n)
 	return over;
 }
 
-int emb_jscan_int(emb_jscan *s, long long *v)
+/*
+ * The grammar of the JSON number at s->p (where a '-' or a digit is):
+ * its end, or NULL after fail() (a bad number is reported at its start,
+ * or under the record path's rules at the byte where a digit was
+ * wanted).  With VALUE, also its magnitude in *x (*big when past the
+ * limit of its sign); *neg and *real say what it was.  Inlined into
+ * both callers, so that skipping a number does no arithmetic.
+ */
+static ALWAYS_INLINE const unsigned char *
+number_end(emb_jscan *s, int value, unsigned long long *x, int *neg,
+           int *big, int *real)
 {
-	const unsigned char *p, *e = s->end, *start;
-	unsigned long long x = 0, lim;
-	int neg = 0, big = 0, real = 0, lax, c = peek(s);
+	const unsigned char *p = s->p, *e = s->end, *start = p;
+	unsigned long long lim;
+	int lax = s->rules->lax;
 
-	if (c != '-' && !DIGIT(c))
-		return fail(s, s->p, c < 0 ? E_END : E_CHAR);
-	p = start = s->p;
-	/* a bad number is reported at its start, or under the record
-	 * path's rules at the byte where a digit was wanted */
-	lax = s->rules->lax;
+	*x = 0;
+	*neg = *big = *real = 0;
 	if (*p == '-') {
-		neg = 1;
+		*neg = 1;
 		p++;
 	}
-	if (p >= e || !DIGIT(*p))
-		return fail(s, lax ? p : start, E_NUMBER);
-	lim = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+	if (p >= e || !DIGIT(*p)) {
+		fail(s, lax ? p : start, E_NUMBER);
+		return NULL;
+	}
+	lim = *neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
 	if (*p == '0') {
 		p++;
+	} else if (!value) {
+		while (p < e && DIGIT(*p))
+			p++;
 	} else {
 		while (p < e && DIGIT(*p)) {
 			unsigned d = *p++ - '0';
-			if (x > (lim - d) / 10)
-				big = 1;
+			if (*x > (lim - d) / 10)
+				*big = 1;
 			else
-				x = x * 10 + d;
+				*x = *x * 10 + d;
 		}
 	}
 	if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) {
-		real = 1;
+		*real = 1;
 		if (*p == '.') {
 			p++;
-			if (p >= e || !DIGIT(*p))
-				return fail(s, lax ? p : start, E_NUMBER);
+			if (p >= e || !DIGIT(*p)) {
+				fail(s, lax ? p : start, E_NUMBER);
+				return NULL;
+			}
 			while (p < e && DIGIT(*p))
 				p++;
 		}
@@ -540,15 +558,31 @@ int emb_jscan_int(emb_jscan *s, long long *v)
 			p++;
 			if (p < e && (*p == '+' || *p == '-'))
 				p++;
-			if (p >= e || !DIGIT(*p))
-				return fail(s, lax ? p : start, E_NUMBER);
+			if (p >= e || !DIGIT(*p)) {
+				fail(s, lax ? p : start, E_NUMBER);
+				return NULL;
+			}
 			while (p < e && DIGIT(*p))
 				p++;
 		}
 	}
+	return p;
+}
+
+int emb_jscan_int(emb_jscan *s, long long *v)
+{
+	const unsigned char *p, *e = s->end, *start;
+	unsigned long long x;
+	int neg, big, real, c = peek(s);
+
+	if (c != '-' && !DIGIT(c))
+		return fail(s, s->p, c < 0 ? E_END : E_CHAR);
+	start = s->p;
+	if (!(p = number_end(s, 1, &x, &neg, &big, &real)))
+		return -1;
 	/* the record path's rules allow any size, and leave what follows
 	 * to the caller */
-	if (!lax) {
+	if (!s->rules->lax) {
 		/* a number runs into no letter or digit ("01", "1x") */
 		if (p < e && (DIGIT(*p) || (*p >= 'a' && *p <= 'z') ||
 		              (*p >= 'A' && *p <= 'Z')))
@@ -623,8 +657,19 @@ value:
 		return fail(s, s->p, E_END);
 	default:
 		if (c == '-' || DIGIT(c)) {
-			if (emb_jscan_int(s, &v) < 0)
+			/* the record path leaves what follows a number to
+			 * the caller, and keeps numbers of any size: only
+			 * the grammar is checked */
+			if (s->rules->lax) {
+				const unsigned char *p;
+				unsigned long long x;
+				int neg, big, real;
+				if (!(p = number_end(s, 0, &x, &neg, &big, &real)))
+					return -1;
+				s->p = p;
+			} else if (emb_jscan_int(s, &v) < 0) {
 				return -1;
+			}
 			break;
 		}
 		return fail(s, s->p, E_CHAR);
@@ -633,7 +678,7 @@ value:
 more:
 	if (s->depth == base)
 		return 0;
-	switch (emb_jscan_more(s, &first, close[s->depth - base - 1])) {
+	switch (more(s, &first, close[s->depth - base - 1])) {
 	case -1:
 		return -1;
 	case 0:
