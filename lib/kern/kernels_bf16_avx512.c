@@ -7,8 +7,8 @@
  * (base/cpu.c).  The structure is kernels_bf16_avx2.c's: blocks of MC
  * rows, k in blocks of KB with the block's activations rounded once into
  * bf16 pairs (the same integer rounding as emb_f32_to_bf16_ftz), tiles of 8
- * rows x 16 columns (one zmm accumulator per row), partial sums waiting
- * in y.
+ * rows x 32 columns (two panels: two zmm accumulators per row) and of 8 x
+ * 16 for a last odd or partial panel, partial sums waiting in y.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -91,8 +91,52 @@ BF16 INL void tile(float *y, int ldy, float *part, int ldp, const uint32_t *xr,
 #undef DP
 #undef ST
 
+/* two whole panels side by side: rows [0,mr) x 32 columns, np pairs;
+ * each broadcast pair of x feeds two products, and 16 accumulators keep
+ * vdpbf16ps's latency covered.  The same products in the same order per
+ * element as tile() (so the same bits) */
+#define LD(r) do { if (mr > r) { \
+	a##r = first ? _mm512_setzero_ps() : \
+	               _mm512_loadu_ps(y + (size_t)r * ldy); \
+	c##r = first ? _mm512_setzero_ps() : \
+	               _mm512_loadu_ps(y + (size_t)r * ldy + 16); } } while (0)
+#define DP(r) do { if (mr > r) { \
+	__m512i xb = _mm512_set1_epi32((int)xr[(size_t)r * (KB / 2) + g]); \
+	a##r = _mm512_dpbf16_ps(a##r, (__m512bh)xb, (__m512bh)wv); \
+	c##r = _mm512_dpbf16_ps(c##r, (__m512bh)xb, (__m512bh)wu); } } while (0)
+#define ST(r) do { if (mr > r) { \
+	if (last && b) { \
+		a##r = _mm512_add_ps(a##r, _mm512_loadu_ps(b)); \
+		c##r = _mm512_add_ps(c##r, _mm512_loadu_ps(b + 16)); \
+	} \
+	_mm512_storeu_ps(y + (size_t)r * ldy, a##r); \
+	_mm512_storeu_ps(y + (size_t)r * ldy + 16, c##r); } } while (0)
+
+BF16 INL void tile2(float *y, int ldy, const uint32_t *xr, const uint16_t *w,
+                    const uint16_t *u, const float *b, int np, int mr,
+                    int first, int last)
+{
+	__m512 a0, a1, a2, a3, a4, a5, a6, a7;
+	__m512 c0, c1, c2, c3, c4, c5, c6, c7;
+
+	a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = _mm512_setzero_ps();
+	c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = _mm512_setzero_ps();
+	LD(0); LD(1); LD(2); LD(3); LD(4); LD(5); LD(6); LD(7);
+	for (int g = 0; g < np; g++) {
+		__m512i wv = _mm512_loadu_si512((const void *)(w + 32 * (size_t)g));
+		__m512i wu = _mm512_loadu_si512((const void *)(u + 32 * (size_t)g));
+		DP(0); DP(1); DP(2); DP(3); DP(4); DP(5); DP(6); DP(7);
+	}
+	ST(0); ST(1); ST(2); ST(3); ST(4); ST(5); ST(6); ST(7);
+}
+#undef LD
+#undef DP
+#undef ST
+
 #define TILE(R) tile(yp + (size_t)r * ldy, ldy, part + (size_t)r * ldp, ldp, \
 	xr + (size_t)r * (KB / 2), w, bp, kl / 2, R, first, last, nc)
+#define TILE2(R) tile2(yp + (size_t)r * ldy, ldy, xr + (size_t)r * (KB / 2), \
+	w, w + (size_t)16 * k2, bp, kl / 2, R, first, last)
 
 // X (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16
 BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
@@ -123,6 +167,23 @@ BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
 				float *yp = yb + 16 * p, *part = yp;
 				int ldp = ldy, r = 0;
 				const float *bp = b ? b + 16 * p : NULL;
+				if (p + 1 < npan - 1 || (p + 1 == npan - 1 && tn == 16)) {
+					/* panels p and p + 1, both whole */
+					for (; r + MR <= mc; r += MR)
+						TILE2(MR);
+					switch (mc - r) {
+					case 7: TILE2(7); break;
+					case 6: TILE2(6); break;
+					case 5: TILE2(5); break;
+					case 4: TILE2(4); break;
+					case 3: TILE2(3); break;
+					case 2: TILE2(2); break;
+					case 1: TILE2(1); break;
+					default: break;
+					}
+					p++;
+					continue;
+				}
 				if (nc < 16) {
 					part = tail;
 					ldp = 16;
@@ -144,6 +205,7 @@ BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
 	}
 }
 #undef TILE
+#undef TILE2
 
 emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
 {
