@@ -135,6 +135,16 @@ BF16 INL void tile2(float *y, int ldy, const uint32_t *xr, const uint16_t *w,
 
 #define TILE(R) tile(yp + (size_t)r * ldy, ldy, part + (size_t)r * ldp, ldp, \
 	xr + (size_t)r * (KB / 2), w, bp, kl / 2, R, first, last, nc)
+/* every row tile of the block: whole ones of MR rows, then the rest
+ * (the row count a constant in each call) */
+#define ROWS(T) do { \
+	for (; r + MR <= mc; r += MR) \
+		T(MR); \
+	switch (mc - r) { \
+	case 7: T(7); break; case 6: T(6); break; case 5: T(5); break; \
+	case 4: T(4); break; case 3: T(3); break; case 2: T(2); break; \
+	case 1: T(1); break; default: break; \
+	} } while (0)
 #define TILE2(R) tile2(yp + (size_t)r * ldy, ldy, xr + (size_t)r * (KB / 2), \
 	w, w + (size_t)16 * k2, bp, kl / 2, R, first, last)
 
@@ -169,18 +179,7 @@ BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
 				const float *bp = b ? b + 16 * p : NULL;
 				if (p + 1 < npan - 1 || (p + 1 == npan - 1 && tn == 16)) {
 					/* panels p and p + 1, both whole */
-					for (; r + MR <= mc; r += MR)
-						TILE2(MR);
-					switch (mc - r) {
-					case 7: TILE2(7); break;
-					case 6: TILE2(6); break;
-					case 5: TILE2(5); break;
-					case 4: TILE2(4); break;
-					case 3: TILE2(3); break;
-					case 2: TILE2(2); break;
-					case 1: TILE2(1); break;
-					default: break;
-					}
+					ROWS(TILE2);
 					p++;
 					continue;
 				}
@@ -188,24 +187,14 @@ BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
 					part = tail;
 					ldp = 16;
 				}
-				for (; r + MR <= mc; r += MR)
-					TILE(MR);
-				switch (mc - r) {
-				case 7: TILE(7); break;
-				case 6: TILE(6); break;
-				case 5: TILE(5); break;
-				case 4: TILE(4); break;
-				case 3: TILE(3); break;
-				case 2: TILE(2); break;
-				case 1: TILE(1); break;
-				default: break;
-				}
+				ROWS(TILE);
 			}
 		}
 	}
 }
 #undef TILE
 #undef TILE2
+#undef ROWS
 
 emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
 {
