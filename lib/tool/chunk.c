@@ -244,12 +244,16 @@ static int window_of(emb_chunker *c, emb_window *w, size_t *len, emb_err *err)
 
 /* w holds the current document; a window that cannot be cut ends its
  * document: one diagnostic */
+static void hold(emb_window *w, struct emb_chunk_doc *d)
+{
+	w->ref = d;
+	d->refs++;
+}
+
 static int next_window(emb_chunker *c, emb_window *w, size_t *len,
                        emb_err *err)
 {
-	w->ref = c->cur;
-	w->ref->refs++;
-	w->doc = w->ref->rec;
+	hold(w, c->cur);
 	if (window_of(c, w, len, err) < 0) {
 		c->n = c->next = 0;
 		return -2;
@@ -273,7 +277,6 @@ int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_window **wp,
 	}
 	doc_unref(w->ref);
 	w->ref = NULL;
-	w->doc = NULL;
 	*len = 0;
 	if (c->next < c->n)
 		return next_window(c, w, len, err);
@@ -302,13 +305,16 @@ int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_window **wp,
 	if (encode_full(&c->full, &c->lay, &c->prompt_cp, c->tt, d->rec, 1,
 	                err) < 0) {
 		/* w holds the document: its id names it in the diagnostic */
-		w->ref = d;
-		d->refs++;
-		w->doc = d->rec;
+		hold(w, d);
 		return -2;
 	}
 	c->n = emb_chunk_count(c->lay.len, c->w, c->k);
 	return next_window(c, w, len, err);
+}
+
+const emb_record *emb_window_doc(const emb_window *w)
+{
+	return w->ref ? w->ref->rec : NULL;
 }
 
 void emb_window_free(emb_window *w)
@@ -338,7 +344,7 @@ int emb_window_begin(emb_buf *b, const emb_window *w, int ids, emb_err *err)
 	/* without IDS the caller writes prompt_length when not 0: a prompt
 	 * of no tokens still replaces the document's prompt_length_b64 */
 	d = !ids && c->tt->prompt && !w->prompt_length ? drop_pl : drop;
-	emb_out_begin(b, w->doc, c->text == EMB_WINDOW_TEXT_FULL ? d + 1 : d);
+	emb_out_begin(b, emb_window_doc(w), c->text == EMB_WINDOW_TEXT_FULL ? d + 1 : d);
 	if (w->slice)
 		emb_out_string(b, "text", w->slice, w->slice_len);
 	emb_out_int(b, "chunk", (long long)w->index);

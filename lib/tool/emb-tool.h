@@ -147,7 +147,7 @@ typedef struct emb_cli_rec {
 	emb_err warn;
 	size_t cost;            /* tokens (batch budget, progress) */
 	void *user;             /* the command's per-record state */
-	/* --chunk (c->chunker): the window, its document in win->doc;
+	/* --chunk (c->chunker): the window (its document: emb_window_doc);
 	 * rec is not used then (emb_chunker_next); NULL otherwise */
 	emb_window *win;
 } emb_cli_rec;
@@ -344,8 +344,6 @@ uint64_t emb_chunker_lines(const emb_chunker *c);
 
 /* one window of a document, as the command gets it */
 struct emb_window {
-	const emb_record *doc;  /* the document (shared by its windows);
-	                           NULL after a line that is not one */
 	size_t index, count;    /* chunk, chunks */
 	size_t span[2];         /* [start, end) code points of its text */
 	emb_encoding enc;       /* the model's input: the specials, the
@@ -354,12 +352,13 @@ struct emb_window {
 	                           text (emb_chunk_encoding) */
 	size_t prompt_length;   /* the prompt's tokens (0: no prompt) */
 	/* private to tool/chunk.c */
-	struct emb_chunk_doc *ref;      /* the reference held on doc */
+	struct emb_chunk_doc *ref;      /* the reference held on its
+	                                   document (emb_window_doc) */
 	const emb_chunker *c;
 	/* --window-text=slice: span's bytes of the document's text, as
-	 * decoded when the window was cut (borrowed from doc, which no
-	 * one asks to drop its strings while windows hold it); the record
-	 * writer reads them without touching doc, on any thread */
+	 * decoded when the window was cut (borrowed from the document: no
+	 * one asks it to drop its strings while windows hold it); the
+	 * record writer reads them without touching it, on any thread */
 	const char *slice;
 	size_t slice_len;
 };
@@ -369,10 +368,14 @@ struct emb_window {
  * document, else the first of the next line of RD.  *W: reused (new
  * when NULL; emb_window_free), its old document released.  1: a window
  * (*len: the input bytes it holds); 0: end of input; -1: a bad line
- * (err; (*w)->doc NULL); -2: a bad document (err; (*w)->doc is it).
+ * (err; emb_window_doc NULL); -2: a bad document (err;
+ * emb_window_doc is it).
  */
 int emb_chunker_next(emb_chunker *c, emb_reader *rd, emb_window **w,
                      size_t *len, emb_err *err);
+/* W's document (borrowed, shared by its windows); NULL after a line
+ * that is not one */
+const emb_record *emb_window_doc(const emb_window *w);
 void emb_window_free(emb_window *w);
 /*
  * Begin W's output record on B (emb_out_begin, the caller adds its own

@@ -111,7 +111,7 @@ static int window_ids(emb_enc_rec *o, const emb_window *w, emb_err *err)
 	memcpy(o->types, w->enc.type_ids, n * sizeof(int32_t));
 	o->n = n;
 	o->has_types = 1;
-	if (emb_record_apply_mask(w->doc, &o->n, err) < 0)
+	if (emb_record_apply_mask(emb_window_doc(w), &o->n, err) < 0)
 		return -1;
 	o->skip = (int)w->prompt_length;
 	return 0;

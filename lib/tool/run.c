@@ -38,8 +38,8 @@ static void report(emb_cli *c, emb_cli_rec *r, emb_buf *out)
 		size_t idlen = 0;
 		char num[24];
 		if (r->parsed)  /* a window's: its document's */
-			id = emb_record_raw(r->win ? r->win->doc : r->rec, "id",
-			                    &idlen);
+			id = emb_record_raw(r->win ? emb_window_doc(r->win) :
+			                             r->rec, "id", &idlen);
 		else if (c->raw) {      /* the id the line's record would have */
 			idlen = (size_t)snprintf(num, sizeof(num), "%llu",
 			                         (unsigned long long)r->raw_id);
