@@ -51,6 +51,23 @@ static inline uint16_t emb_f32_to_bf16_ftz(float f)
 size_t emb_bf16_pack_size(int n, int k);
 /* W (n,k) fp32 row-major -> wb (emb_bf16_pack_size(n,k) elements) */
 void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k);
+/*
+ * The same packed form from operands made at run time (attention's K
+ * and V): pack_rows packs W (n,k) whose rows are ldw apart; pack_cols
+ * packs W = X^T for X (k,n) whose rows are ldx apart (W[j][kk] =
+ * X[kk][j]).  Every version gives the same bits; kernels.h's table
+ * holds the ones to use.  They do not allocate.
+ */
+typedef void (*emb_bf16_pack_rows_fn)(uint16_t *wb, const float *w, int ldw,
+                                      int n, int k);
+typedef void (*emb_bf16_pack_cols_fn)(uint16_t *wb, const float *x, int ldx,
+                                      int n, int k);
+void emb_bf16_pack_rows(uint16_t *wb, const float *w, int ldw, int n, int k);
+void emb_bf16_pack_cols(uint16_t *wb, const float *x, int ldx, int n, int k);
+/* the AVX-512 (F/BW/VL) versions when this build and CPU have them, else
+ * NULL */
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512(void);
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void);
 
 /*
  * y (m,n) = X (m,k) @ W (n,k)^T + b (n), the formula above; wb: W packed,

@@ -45,6 +45,12 @@ static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 		return;
 	tables[t].gemm_bf16 = g ? g : a ? a : emb_gemm_bf16_scalar;
 	tables[t].bf16_name = g ? gn : a ? "avx2" : "scalar";
+	tables[t].bf16_pack_rows = emb_bf16_pack_rows;
+	tables[t].bf16_pack_cols = emb_bf16_pack_cols;
+	if (t >= T_AVX512 && emb_bf16_pack_rows_avx512()) {
+		tables[t].bf16_pack_rows = emb_bf16_pack_rows_avx512();
+		tables[t].bf16_pack_cols = emb_bf16_pack_cols_avx512();
+	}
 }
 
 static void build(void)

@@ -142,6 +142,10 @@ typedef struct emb_kernels {
 	 * "amx" */
 	emb_gemm_bf16_fn gemm_bf16;
 	const char *bf16_name;
+	/* the packing of operands made at run time for it (attention's K
+	 * and V; bkernels.h): the same bits in every version */
+	emb_bf16_pack_rows_fn bf16_pack_rows;
+	emb_bf16_pack_cols_fn bf16_pack_cols;
 } emb_kernels;
 
 /* the float variants (int8 members NULL); the SIMD ones exist only when

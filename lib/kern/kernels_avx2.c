@@ -292,15 +292,16 @@ static void softmax_avx2(float *x, int n, float scale)
 
 	for (int i = 0; i < n; i += 8) {
 		__m256 v = _mm256_mul_ps(ld(x + i, n - i), sc);
-		st(x + i, v, n - i);
 		if (n - i < 8)
 			v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
 			                     _mm256_castsi256_ps(lanes(n - i)));
 		mx = _mm256_max_ps(mx, v);
 	}
 	mv = _mm256_set1_ps(hmax(mx));
+	/* x * scale again (the same product) rather than stored and read */
 	for (int i = 0; i < n; i += 8) {
-		__m256 v = exp256(_mm256_sub_ps(ld(x + i, n - i), mv));
+		__m256 v = exp256(_mm256_sub_ps(_mm256_mul_ps(ld(x + i, n - i), sc),
+		                                mv));
 		if (n - i < 8)
 			v = _mm256_and_ps(v, _mm256_castsi256_ps(lanes(n - i)));
 		st(x + i, v, n - i);

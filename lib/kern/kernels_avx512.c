@@ -298,13 +298,14 @@ static void softmax_avx512(float *x, int n, float scale)
 	for (int i = 0; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
 		__m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), sc);
-		_mm512_mask_storeu_ps(x + i, mk, v);
 		mx = _mm512_mask_max_ps(mx, mk, mx, v);
 	}
 	mv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+	/* x * scale again (the same product) rather than stored and read */
 	for (int i = 0; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
-		__m512 v = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv));
+		__m512 v = exp512(_mm512_sub_ps(_mm512_mul_ps(
+			_mm512_maskz_loadu_ps(mk, x + i), sc), mv));
 		v = _mm512_maskz_mov_ps(mk, v);
 		_mm512_mask_storeu_ps(x + i, mk, v);
 		s = _mm512_add_ps(s, v);

@@ -16,6 +16,12 @@ size_t emb_bf16_pack_size(int n, int k)
 // W (n,k) row-major -> panels [n/16][k2/2][16][2] of bf16, zero padded
 void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k)
 {
+	emb_bf16_pack_rows(wb, w, k, n, k);
+}
+
+// W (n,k), rows ldw apart -> panels [n/16][k2/2][16][2], zero padded
+void emb_bf16_pack_rows(uint16_t *wb, const float *w, int ldw, int n, int k)
+{
 	int k2 = (k + 1) / 2 * 2;
 
 	for (int p = 0; p < (n + 15) / 16; p++)
@@ -23,8 +29,23 @@ void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k)
 			for (int c = 0; c < 16; c++)
 				for (int t = 0; t < 2; t++) {
 					int j = 16 * p + c, kk = 2 * g + t;
-					*wb++ = j < n && kk < k ?
-					        emb_f32_to_bf16_ftz(w[(size_t)j * k + kk]) : 0;
+					*wb++ = j < n && kk < k ? emb_f32_to_bf16_ftz(
+					        w[(size_t)j * ldw + kk]) : 0;
+				}
+}
+
+// W = X^T, X (k,n) rows ldx apart -> panels [n/16][k2/2][16][2]
+void emb_bf16_pack_cols(uint16_t *wb, const float *x, int ldx, int n, int k)
+{
+	int k2 = (k + 1) / 2 * 2;
+
+	for (int p = 0; p < (n + 15) / 16; p++)
+		for (int g = 0; g < k2 / 2; g++)
+			for (int c = 0; c < 16; c++)
+				for (int t = 0; t < 2; t++) {
+					int j = 16 * p + c, kk = 2 * g + t;
+					*wb++ = j < n && kk < k ? emb_f32_to_bf16_ftz(
+					        x[(size_t)kk * ldx + j]) : 0;
 				}
 }
 

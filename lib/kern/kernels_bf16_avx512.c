@@ -8,7 +8,9 @@
  * rows, k in blocks of KB with the block's activations rounded once into
  * bf16 pairs (the same integer rounding as emb_f32_to_bf16_ftz), tiles of 8
  * rows x 32 columns (two panels: two zmm accumulators per row) and of 8 x
- * 16 for a last odd or partial panel, partial sums waiting in y.
+ * 16 for a last odd or partial panel, partial sums waiting in y.  Also
+ * bkernels.h's packing of run-time operands, with the same integer
+ * rounding (AVX-512 F/BW/VL only, so any AVX-512 CPU runs it).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,32 +28,101 @@
 #define KB 256          /* k per block (even) */
 #define MC 48           /* rows per block (the rounded block: 24 KiB) */
 
-/* x[0..n) -> r[0..KB/2): bf16 pairs (even element low), 0 past n */
-BF16 INL void round_block(uint32_t *r, const float *x, int n)
+#define R512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+/* 16 floats rounded as emb_f32_to_bf16_ftz rounds (integer steps:
+ * subnormals to signed zero, NaN quieted, else nearest even): each
+ * lane's bf16 in its high 16 bits, the low 16 bits left as they fall */
+R512 INL __m512i round_hi(__m512i u)
 {
 	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
 	const __m512i inf = _mm512_set1_epi32(0x7f800000);
-	const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-	const __m512i bias = _mm512_set1_epi32(0x7fff);
-	const __m512i one = _mm512_set1_epi32(1);
-	const __m512i quiet = _mm512_set1_epi32(0x00400000);
+	__mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+	__mmask16 den = _mm512_testn_epi32_mask(u, inf);
+	__m512i v = _mm512_add_epi32(u, _mm512_add_epi32(
+		_mm512_set1_epi32(0x7fff),
+		_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
+
+	v = _mm512_mask_mov_epi32(v, nan,
+	                          _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
+	return _mm512_mask_mov_epi32(v, den, _mm512_and_si512(u,
+	                             _mm512_set1_epi32((int)0x80000000u)));
+}
+
+/* 16 floats -> 16 bf16 */
+R512 INL __m256i round16(__m512i u)
+{
+	return _mm512_cvtepi32_epi16(_mm512_srli_epi32(round_hi(u), 16));
+}
+
+/* the bf16 pairs (e, o) of 16 lanes: e's bf16 low, o's high (one
+ * vdpbf16ps operand when e and o are a pair's two elements) */
+R512 INL __m512i pairs(__m512i e, __m512i o)
+{
+	return _mm512_or_si512(_mm512_srli_epi32(round_hi(e), 16),
+	                       _mm512_and_si512(round_hi(o),
+	                                        _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* bkernels.h's emb_bf16_pack_rows: W (n,k) rows ldw apart; for each
+ * panel's pair, the 16 rows' two elements gathered */
+R512 static void pack_rows_avx512(uint16_t *wb, const float *w, int ldw,
+                                  int n, int k)
+{
+	const __m512i row = _mm512_mullo_epi32(_mm512_set1_epi32(ldw),
+		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+		                  14, 15));
+	const __m512i z = _mm512_setzero_si512();
+
+	if (ldw > INT32_MAX / 16) {
+		emb_bf16_pack_rows(wb, w, ldw, n, k);
+		return;
+	}
+	for (int p = 0; p < n; p += 16, wb += (size_t)16 * ((k + 1) / 2 * 2)) {
+		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
+		                           (1u << (n - p)) - 1);
+		const float *w0 = w + (size_t)p * ldw;
+		for (int kk = 0; kk < k; kk += 2) {
+			__m512i e = _mm512_mask_i32gather_epi32(z, mk, row, w0 + kk, 4);
+			__m512i o = kk + 1 < k ?
+				_mm512_mask_i32gather_epi32(z, mk, row, w0 + kk + 1, 4) : z;
+			_mm512_storeu_si512((void *)(wb + (size_t)kk * 16), pairs(e, o));
+		}
+	}
+}
+
+/* bkernels.h's emb_bf16_pack_cols: W = X^T, X (k,n) rows ldx apart; a
+ * pair of X rows per 64 bytes written */
+R512 static void pack_cols_avx512(uint16_t *wb, const float *x, int ldx,
+                                  int n, int k)
+{
+	const __m512i z = _mm512_setzero_si512();
+
+	for (int p = 0; p < n; p += 16) {
+		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
+		                           (1u << (n - p)) - 1);
+		for (int kk = 0; kk < k; kk += 2, wb += 32) {
+			const float *x0 = x + (size_t)kk * ldx + p;
+			__m512i e = _mm512_maskz_loadu_epi32(mk, x0);
+			__m512i o = kk + 1 < k ?
+				_mm512_maskz_loadu_epi32(mk, x0 + ldx) : z;
+			_mm512_storeu_si512((void *)wb, pairs(e, o));
+		}
+	}
+}
+
+/* x[0..n) -> r[0..kl/2): bf16 pairs (even element low), 0 past n */
+BF16 INL void round_block(uint32_t *r, const float *x, int n, int kl)
+{
 	uint16_t *h = (uint16_t *)r;
 	int i = 0;
 
-	for (; i + 16 <= n; i += 16) {
-		__m512i u = _mm512_loadu_si512((const void *)(x + i));
-		__mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
-		__mmask16 den = _mm512_testn_epi32_mask(u, inf);
-		__m512i v = _mm512_add_epi32(u, _mm512_add_epi32(bias,
-			_mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
-		v = _mm512_mask_mov_epi32(v, nan, _mm512_or_si512(u, quiet));
-		v = _mm512_mask_mov_epi32(v, den, _mm512_and_si512(u, sign));
+	for (; i + 16 <= n; i += 16)
 		_mm256_storeu_si256((__m256i *)(h + i),
-		                    _mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
-	}
+		                    round16(_mm512_loadu_si512((const void *)(x + i))));
 	for (; i < n; i++)
 		h[i] = emb_f32_to_bf16_ftz(x[i]);
-	for (; i < KB; i++)
+	for (; i < kl; i++)
 		h[i] = 0;
 }
 
@@ -169,7 +240,7 @@ BF16 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
 			int first = k0 == 0, last = k0 + KB >= k2;
 			for (int r = 0; r < mc; r++)
 				round_block(xr + (size_t)r * (KB / 2),
-				            x + (size_t)(i0 + r) * ldx + k0, kx);
+				            x + (size_t)(i0 + r) * ldx + k0, kx, kl);
 			for (int p = 0; p < npan; p++) {
 				const uint16_t *w = wb + (size_t)p * 16 * k2 +
 				                    (size_t)k0 * 16;
@@ -203,8 +274,28 @@ emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
 	return (f & EMB_CPU_AVX512) && (f & EMB_CPU_AVX512BF16) ?
 	       gemm_bf16_avx512 : NULL;
 }
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX512 ? pack_rows_avx512 : NULL;
+}
+
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX512 ? pack_cols_avx512 : NULL;
+}
+
 #else
 emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
+{
+	return NULL;
+}
+
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512(void)
+{
+	return NULL;
+}
+
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void)
 {
 	return NULL;
 }

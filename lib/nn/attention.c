@@ -97,9 +97,16 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * buffer, then run all its query blocks while that buffer is in L2.  One
  * wait for the threads instead of two, no O(tokens) K/V buffer, and the
  * same arithmetic per element (bit-identical results).
+ *
+ * In the bf16 mode (prec.bf16) both GEMMs are the bf16 GEMM of the
+ * kernel table: K and V^T packed as its weights (kern/bkernels.h, rounded
+ * once when packed), Q and the softmax's P rounded inside the kernel;
+ * scores, softmax and sums stay fp32.  The packed bf16 forms take no more
+ * room than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
 #define RUP16(x) (((size_t)(x) + 15) / 16 * 16)
+#define RUP2(x) (((size_t)(x) + 1) / 2 * 2)
 
 typedef struct attn_job {
 	const emb_model *m;
@@ -111,12 +118,34 @@ typedef struct attn_job {
 	const size_t *task0;    /* (nseq+1) first phase-2 task of each seq */
 	float *kvt;             /* fused: per thread, one sequence's K and V */
 	size_t kvt_each;        /* floats */
+	int bf16;               /* K, V and both GEMMs in bf16 */
 } attn_job;
 
 /* floats of packed K plus packed V of one kv head of a sequence of len */
 static size_t kv_size(int len, int dh)
 {
 	return RUP16(len) * (size_t)dh + RUP16(dh) * (size_t)len;
+}
+
+/* bf16: uint16 elements of the packed K of one kv head (V^T follows) */
+static size_t kb_size(int len, int dh)
+{
+	return RUP16(len) * RUP2(dh);
+}
+
+/* bf16: K and V^T of kv head h of sequence seq -> kvs, the sequence's
+ * block (kv_size floats per head hold the packed form) */
+static void pack_kv_bf16(const attn_job *j, int seq, int h, float *kvs)
+{
+	const emb_attn *a = j->a;
+	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
+	uint16_t *kb = (uint16_t *)(kvs + (size_t)h * kv_size(len, dh));
+	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
+	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
+
+	// K (len,dh) as W (len,dh); V (len,dh) as W = V^T (dh,len)
+	j->m->k->bf16_pack_rows(kb, k, a->ldk, len, dh);
+	j->m->k->bf16_pack_cols(kb + kb_size(len, dh), v, a->ldv, dh, len);
 }
 
 /* pack K and V^T of kv head h of sequence seq into the job's kv */
@@ -128,6 +157,11 @@ static void pack_kv(const attn_job *j, int seq, int h)
 	float *vp = kp + RUP16(len) * (size_t)dh;
 	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
 	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
+
+	if (j->bf16) {
+		pack_kv_bf16(j, seq, h, j->kv + j->kvoff[seq]);
+		return;
+	}
 
 	// K (len,dh) -> panels [len/16][dh][16], zero past len
 	for (int p = 0; p < len; p += 16) {
@@ -175,6 +209,28 @@ static void key_range(const emb_attn *a, int i, int len, int *j0, int *j1)
 		*j1 = i + 1;
 }
 
+/* bf16: s (m, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh) -> c, vb the packed
+ * V^T (dh, len) of the head: kb0 is even, so the keys from kb0 on start
+ * at a pair of every panel */
+static void pv_bf16(const attn_job *j, float *c, int ldc, const float *s,
+                    int lds, const uint16_t *vb, int m, int kb0, int kb1,
+                    int len)
+{
+	const emb_kernels *k = j->m->k;
+	int dh = j->a->head_dim;
+	size_t k2 = RUP2(len);
+
+	if (kb0 == 0 && kb1 == len) {
+		k->gemm_bf16(c, ldc, s, lds, vb, NULL, m, dh, len);
+		return;
+	}
+	// one panel of 16 head dims at a time: pair kb0/2 of panel p/16
+	for (int p = 0; p < dh; p += 16)
+		k->gemm_bf16(c + p, ldc, s, lds, vb + (size_t)p * k2 +
+		             (size_t)kb0 * 16, NULL, m, dh - p < 16 ? dh - p : 16,
+		             kb1 - kb0);
+}
+
 /* queries [i0, i0 + ATTN_QB) of head h of sequence seq (its kv head
  * packed); s: this thread's scratch */
 static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
@@ -196,8 +252,12 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 	kb0 = kb0 / 16 * 16;
 	lds = (int)RUP16(kb1 - kb0);
 	// Q (i1-i0,dh) @ K[kb0:kb1] (kb1-kb0,dh)^T -> s (i1-i0, kb1-kb0)
-	k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
-	        kb1 - kb0, dh);
+	if (j->bf16)
+		k->gemm_bf16(s, lds, q, a->ldq, (const uint16_t *)kp +
+		             (size_t)kb0 * RUP2(dh), NULL, i1 - i0, kb1 - kb0, dh);
+	else
+		k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
+		        kb1 - kb0, dh);
 	for (int i = i0; i < i1; i++) {
 		float *row = s + (size_t)(i - i0) * lds;
 		key_range(a, i, len, &lo, &hi);
@@ -212,6 +272,11 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 		}
 		memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
 		memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+	}
+	if (j->bf16) {
+		pv_bf16(j, c, ldc, s, lds, (const uint16_t *)kp +
+		        kb_size(len, dh), i1 - i0, kb0, kb1, len);
+		return;
 	}
 	if (kb0 == 0 && kb1 == len) {
 		// s (i1-i0, len) @ V (len, dh) -> ctx: the V^T panels are the
@@ -252,6 +317,11 @@ static void pack_seq(const attn_job *j, int seq, float *kv)
 	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
 	size_t each = kv_size(len, dh);
 
+	if (j->bf16) {
+		for (int h = 0; h < a->kv_heads; h++)
+			pack_kv_bf16(j, seq, h, kv);
+		return;
+	}
 	for (int p = 0; p < len; p += 16) {
 		int nr = len - p < 16 ? len - p : 16;
 		const float *k = a->k + (size_t)(r0 + p) * a->ldk;
@@ -313,7 +383,8 @@ int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err)
 {
-	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0 };
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0,
+	               m->prec.bf16 && m->k->gemm_bf16 };
 	size_t *kvoff, *task0, total = 0;
 	size_t nt = (size_t)emb_threads_count(m->tp);
 	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;

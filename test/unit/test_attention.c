@@ -1,7 +1,10 @@
 /*
  * test_attention.c - the attention layer (lib/nn/attention.c) against a
  * double-precision reference, with the options the families use:
- * grouped-query heads, causal and sliding-window masks, batching.
+ * grouped-query heads, causal and sliding-window masks, batching; the
+ * fused one-job path against the two-phase one, bit for bit; and the
+ * bf16 mode (both GEMMs in bf16) in every kernel table against a
+ * reference over the operands rounded as the mode rounds them.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -16,7 +19,14 @@
 /* attention layer (model.c) with the options later families use:      */
 /* grouped-query heads, causal and sliding-window masks                */
 
-static void ref_attention(double *ctx, const emb_attn *a, int r0, int len)
+static double rbf(double v)    /* v as float, rounded to bf16 */
+{
+	return emb_bf16_to_f32(emb_f32_to_bf16_ftz((float)v));
+}
+
+/* bf: Q, K and V rounded to bf16, and the softmax's P */
+static void ref_attention(double *ctx, const emb_attn *a, int r0, int len,
+                          int bf)
 {
 	int dh = a->head_dim, ldc = a->heads * dh, group = a->heads / a->kv_heads;
 	double *p = malloc(sizeof(double) * len);
@@ -28,9 +38,12 @@ static void ref_attention(double *ctx, const emb_attn *a, int r0, int len)
 				int ok = (!a->causal || j <= i) &&
 				         (a->window <= 0 || abs(i - j) < a->window);
 				double s = 0;
-				for (int e = 0; e < dh; e++)
-					s += (double)a->q[(size_t)(r0 + i) * a->ldq + h * dh + e] *
-					     a->k[(size_t)(r0 + j) * a->ldk + (h / group) * dh + e];
+				for (int e = 0; e < dh; e++) {
+					double q = a->q[(size_t)(r0 + i) * a->ldq + h * dh + e];
+					double k = a->k[(size_t)(r0 + j) * a->ldk +
+					                (h / group) * dh + e];
+					s += bf ? rbf(q) * rbf(k) : q * k;
+				}
 				p[j] = ok ? s * a->scale : -INFINITY;
 				mx = fmax(mx, p[j]);
 			}
@@ -38,21 +51,26 @@ static void ref_attention(double *ctx, const emb_attn *a, int r0, int len)
 				sum += (p[j] = exp(p[j] - mx));
 			for (int e = 0; e < dh; e++) {
 				double c = 0;
-				for (int j = 0; j < len; j++)
-					c += p[j] / sum * a->v[(size_t)(r0 + j) * a->ldv + (h / group) * dh + e];
+				for (int j = 0; j < len; j++) {
+					double v = a->v[(size_t)(r0 + j) * a->ldv +
+					                (h / group) * dh + e];
+					c += bf ? rbf(p[j] / sum) * rbf(v) : p[j] / sum * v;
+				}
 				ctx[(size_t)i * ldc + h * dh + e] = c;
 			}
 		}
 	free(p);
 }
 
-static emb_model *fake_model(const emb_kernels *k, int threads, int maxlen)
+static emb_model *fake_model(const emb_kernels *k, int threads, int maxlen,
+                             int bf16)
 {
 	emb_model *m = calloc(1, sizeof(*m));
 	emb_err err;
 
 	cr_assert(m);
 	m->k = k;
+	m->prec.bf16 = (unsigned char)bf16;
 	cr_assert_eq(emb_threads_new(&m->tp, threads, &err), 0);
 	m->tscratch_each = 32 * (size_t)((maxlen + 15) / 16 * 16);
 	cr_assert(m->tscratch = malloc(threads * m->tscratch_each * sizeof(float)));
@@ -64,21 +82,39 @@ static void free_fake(emb_model *m)
 	emb_threads_free(m->tp);
 	free(m->tscratch);
 	free(m->kv);
+	emb_big_free(m->kvt, m->kvt_len);
 	free(m);
 }
 
-/* every kernel variant, the four masks (none, causal, window, both), the
- * batch against the oracle and each sequence alone against the batch */
-static void check_attention(int heads, int kvh, int dh, const int *lens,
-                            int NS, int maxlen)
+/*
+ * every kernel variant, the four masks (none, causal, window, both), the
+ * batch against the oracle, each sequence alone against the batch, and
+ * the two-phase path ($EMB_NO_FUSE) against the one the batch took, bit
+ * for bit.  bf16: the bf16 mode in every full kernel table, against the
+ * reference over bf16 operands: each element within TOL_BF (a rounding
+ * of P to bf16 can fall the other way), their mean within 1e-5, and
+ * away from the fp32 result (the mode is taken).
+ */
+#define TOL_BF 2e-3
+static void check_attention_mode(int heads, int kvh, int dh, const int *lens,
+                                 int NS, int maxlen, int bf16)
 {
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni", "amx" };
 	const int ldc = heads * dh;
 	const int ld = ldc + 2 * kvh * dh;     /* packed q|k|v rows */
-	const emb_kernels *v[4];
-	int nv = tu_all_variants(v), start[8] = { 0 }, T;
-	emb_seq seqs[8];
+	const emb_kernels *v[8];
+	int nv = 0, start[12] = { 0 }, T;
+	emb_seq seqs[12];
 
-	cr_assert(NS <= 7);
+	cr_assert(NS <= 11);
+	if (bf16) {
+		for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++)
+			if (emb_kernels_get(isas[i]))
+				v[nv++] = emb_kernels_get(isas[i]);
+	} else {
+		nv = tu_all_variants(v);
+	}
 
 	for (int s = 0; s < NS; s++) {
 		start[s + 1] = start[s] + lens[s];
@@ -88,7 +124,9 @@ static void check_attention(int heads, int kvh, int dh, const int *lens,
 	float *qkv = tu_rand_vec((size_t)T * ld, 1.5f);
 	float *ctx = malloc((size_t)T * ldc * sizeof(float));
 	float *one = malloc((size_t)T * ldc * sizeof(float));
+	float *two = malloc((size_t)T * ldc * sizeof(float));
 	double *ref = malloc(sizeof(double) * T * ldc);
+	double *ref32 = malloc(sizeof(double) * T * ldc);
 	for (int vi = 0; vi < nv; vi++)
 		for (int mode = 0; mode < 4; mode++) {
 			emb_attn a = {
@@ -98,20 +136,33 @@ static void check_attention(int heads, int kvh, int dh, const int *lens,
 				.causal = mode & 1, .window = mode & 2 ? 9 : 0,
 			};
 			emb_batch b = { seqs, NS, start, T, maxlen };
-			emb_model *m = fake_model(v[vi], 2, maxlen);
+			emb_model *m = fake_model(v[vi], 2, maxlen, bf16);
+			double far = 0, sum = 0;
 			emb_err err;
 			cr_assert_eq(emb_attention(m, ctx, &a, &b, &err), 0, "%s", err.msg);
+			m->no_fuse = 1;
+			cr_assert_eq(emb_attention(m, two, &a, &b, &err), 0, "%s", err.msg);
+			m->no_fuse = 0;
+			cr_assert(!memcmp(two, ctx, (size_t)T * ldc * sizeof(float)),
+			          "%s mode %d: the two-phase path differs", v[vi]->name,
+			          mode);
 			for (int s = 0; s < NS; s++) {
 				emb_batch b1 = { seqs + s, 1, start, lens[s], lens[s] };
 				emb_attn a1 = a;
 				a1.q += (size_t)start[s] * ld;
 				a1.k += (size_t)start[s] * ld;
 				a1.v += (size_t)start[s] * ld;
-				ref_attention(ref, &a, start[s], lens[s]);
-				for (int e = 0; e < lens[s] * ldc; e++)
-					cr_assert(fabs(ctx[(size_t)start[s] * ldc + e] - ref[e]) < 2e-5,
-					          "%s mode %d seq %d elem %d: %g vs %g", v[vi]->name,
-					          mode, s, e, ctx[(size_t)start[s] * ldc + e], ref[e]);
+				ref_attention(ref, &a, start[s], lens[s], bf16);
+				ref_attention(ref32, &a, start[s], lens[s], 0);
+				for (int e = 0; e < lens[s] * ldc; e++) {
+					double got = ctx[(size_t)start[s] * ldc + e];
+					cr_assert(fabs(got - ref[e]) < (bf16 ? TOL_BF : 2e-5),
+					          "%s%s mode %d seq %d elem %d: %g vs %g",
+					          v[vi]->name, bf16 ? " bf16" : "", mode, s, e,
+					          got, ref[e]);
+					sum += fabs(got - ref[e]);
+					far = fmax(far, fabs(got - ref32[e]));
+				}
 				/* alone (start[0] == 0 offsets) == in the batch, bitwise */
 				cr_assert_eq(emb_attention(m, one, &a1, &b1, &err), 0);
 				cr_assert(!memcmp(one, ctx + (size_t)start[s] * ldc,
@@ -119,9 +170,22 @@ static void check_attention(int heads, int kvh, int dh, const int *lens,
 				          "%s mode %d: sequence %d alone differs", v[vi]->name,
 				          mode, s);
 			}
+			cr_assert(sum / ((double)T * ldc) < (bf16 ? 1e-5 : 2e-6),
+			          "%s mode %d: mean error %g", v[vi]->name, mode,
+			          sum / ((double)T * ldc));
+			if (bf16)
+				cr_assert(far > 1e-4, "%s mode %d: bf16 gives the fp32 "
+				          "result (%g apart)", v[vi]->name, mode, far);
 			free_fake(m);
 		}
-	free(qkv); free(ctx); free(one); free(ref);
+	free(qkv); free(ctx); free(one); free(two); free(ref); free(ref32);
+}
+
+static void check_attention(int heads, int kvh, int dh, const int *lens,
+                            int NS, int maxlen)
+{
+	check_attention_mode(heads, kvh, dh, lens, NS, maxlen, 0);
+	check_attention_mode(heads, kvh, dh, lens, NS, maxlen, 1);
 }
 
 Test(attention, masks_gqa_and_batching)
@@ -140,4 +204,14 @@ Test(attention, gqa_three_heads_one_kv)
 	check_attention(3, 1, 16, one_long, 1, 131);
 	check_attention(3, 1, 16, one, 1, 1);
 	check_attention(3, 1, 20, pair, 2, 9);
+}
+
+/* enough sequences (4 per thread) for the fused one-job path, odd head
+ * dims (a bf16 pair past the end), and lengths across 16-key panels */
+Test(attention, fused_path_many_sequences)
+{
+	static const int lens[] = { 3, 16, 17, 40, 1, 33, 64, 9, 2, 31, 15 };
+
+	check_attention(4, 2, 17, lens, 11, 64);
+	check_attention(2, 2, 40, lens, 9, 64);
 }

@@ -21,7 +21,11 @@
  *    and 32-row blocks, k tails and 512-k blocks, n across panels, and
  *    writes nothing outside y's block.  Skipped where the CPU or OS
  *    does not allow AMX.
- * 6. Every kernel table has a bf16 GEMM and its name.
+ * 6. Every kernel table has a bf16 GEMM and its name, and packers of
+ *    run-time operands (attention's K and V) that give emb_bf16_pack's
+ *    bits from strided rows and from columns, NaN, infinities,
+ *    subnormals and ties included (the AVX-512 ones skipped where the
+ *    CPU lacks AVX-512).
  * 7. A model loaded with prec.bf16 (splade-tiny, 2 threads) packs its
  *    linear layers as bf16 only, and emb_linear_act_fwd (column groups,
  *    row blocks, fused gelu / gelu_tanh / relu, a wide output stride)
@@ -103,6 +107,94 @@ Test(bf16, packing)
 					cr_assert_eq(got, want, "p %d g %d c %d t %d", p, g, c, t);
 				}
 	free(wb);
+}
+
+/* a value for the run-time packers: mostly random, some of every kind
+ * the rounding treats apart (ties, NaN, infinities, subnormals, -0) */
+static float pack_val(int i)
+{
+	static const uint32_t odd[] = { 0x3f808000u, 0x3f818000u, 0x7f800001u,
+	                                0xffc00000u, 0x7f800000u, 0x00000001u,
+	                                0x807fffffu, 0x80000000u, 0x7f7fffffu };
+	uint32_t u;
+	float f;
+
+	if (i % 7)
+		return frand() * 3;
+	u = odd[(i / 7) % (sizeof(odd) / sizeof(odd[0]))];
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/*
+ * The packers of run-time operands: rows ldw apart (W as it is) and
+ * columns (W = X^T), against emb_bf16_pack of a contiguous copy, and
+ * each version given against the scalar one bit for bit; nothing
+ * written past the packed size.
+ */
+static void check_pack_rt(emb_bf16_pack_rows_fn pr, emb_bf16_pack_cols_fn pc,
+                          const char *what)
+{
+	static const int shapes[][2] = { { 1, 1 }, { 19, 7 }, { 16, 32 },
+	                                 { 37, 33 }, { 5, 64 }, { 32, 2 },
+	                                 { 17, 300 } };
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int n = shapes[s][0], k = shapes[s][1], ldw = k + 3, ldx = n + 5;
+		size_t sz = emb_bf16_pack_size(n, k);
+		float *w = malloc((size_t)n * ldw * 4), *x = malloc((size_t)k * ldx * 4);
+		float *wc = malloc((size_t)n * k * 4);
+		uint16_t *want = malloc(sz * 2), *got = malloc((sz + 64) * 2);
+
+		cr_assert(w && x && wc && want && got);
+		for (int i = 0; i < n * ldw; i++)
+			w[i] = pack_val(i);
+		for (int i = 0; i < k * ldx; i++)
+			x[i] = pack_val(i + 3);
+		// rows: W (n,k) with stride ldw
+		for (int j = 0; j < n; j++)
+			memcpy(wc + (size_t)j * k, w + (size_t)j * ldw, (size_t)k * 4);
+		emb_bf16_pack(want, wc, n, k);
+		memset(got, 0xa5, (sz + 64) * 2);
+		pr(got, w, ldw, n, k);
+		cr_assert(!memcmp(got, want, sz * 2), "%s rows n %d k %d", what, n, k);
+		for (size_t i = sz; i < sz + 64; i++)
+			cr_assert_eq(got[i], 0xa5a5, "%s rows n %d k %d: wrote past",
+			             what, n, k);
+		// columns: W = X^T, X (k,n) with stride ldx
+		for (int j = 0; j < n; j++)
+			for (int kk = 0; kk < k; kk++)
+				wc[(size_t)j * k + kk] = x[(size_t)kk * ldx + j];
+		emb_bf16_pack(want, wc, n, k);
+		memset(got, 0xa5, (sz + 64) * 2);
+		pc(got, x, ldx, n, k);
+		cr_assert(!memcmp(got, want, sz * 2), "%s cols n %d k %d", what, n, k);
+		for (size_t i = sz; i < sz + 64; i++)
+			cr_assert_eq(got[i], 0xa5a5, "%s cols n %d k %d: wrote past",
+			             what, n, k);
+		free(w); free(x); free(wc); free(want); free(got);
+	}
+}
+
+Test(bf16, packing_run_time_operands)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni", "amx" };
+
+	check_pack_rt(emb_bf16_pack_rows, emb_bf16_pack_cols, "portable");
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		if (k)
+			check_pack_rt(k->bf16_pack_rows, k->bf16_pack_cols, isas[i]);
+	}
+}
+
+Test(bf16, avx512_packing_equals_scalar)
+{
+	if (!emb_bf16_pack_rows_avx512() || !emb_bf16_pack_cols_avx512())
+		cr_skip_test("no AVX-512 in this build or CPU");
+	check_pack_rt(emb_bf16_pack_rows_avx512(), emb_bf16_pack_cols_avx512(),
+	              "avx512");
 }
 
 typedef struct prob {
@@ -384,6 +476,7 @@ Test(bf16, tables_have_a_bf16_gemm)
 		if (!k)
 			continue;
 		cr_assert(k->gemm_bf16 && k->bf16_name, "%s", isas[i]);
+		cr_assert(k->bf16_pack_rows && k->bf16_pack_cols, "%s", isas[i]);
 		if (!strcmp(isas[i], "avx2"))
 			cr_assert_str_eq(k->bf16_name, "avx2");
 	}
