@@ -85,8 +85,8 @@ static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
 	if (!(wp = emb_model_alloc(m, m->prec.bf16 ? (nb + 1) / 2 : psize, err)))
 		return -1;
 	if (m->prec.bf16) {
-		// W (n,k) -> bf16 panels
-		emb_bf16_pack((uint16_t *)wp, w, n, k);
+		// W (n,k) -> bf16 panels (the table's packer: the same bits)
+		m->k->bf16_pack_rows((uint16_t *)wp, w, k, n, k);
 		out->wb = (const uint16_t *)wp;
 		out->wp = NULL;
 		return 0;
