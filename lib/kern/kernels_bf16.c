@@ -19,8 +19,10 @@ void emb_bf16_pack(uint16_t *wb, const float *w, int n, int k)
 	emb_bf16_pack_rows(wb, w, k, n, k);
 }
 
-// W (n,k), rows ldw apart -> panels [n/16][k2/2][16][2], zero padded
-void emb_bf16_pack_rows(uint16_t *wb, const float *w, int ldw, int n, int k)
+/* W (n,k) with W[j][kk] = w[j * sj + kk * sk] -> panels
+ * [n/16][k2/2][16][2] of bf16, zero padded */
+static void pack_strided(uint16_t *wb, const float *w, size_t sj, size_t sk,
+                         int n, int k)
 {
 	int k2 = (k + 1) / 2 * 2;
 
@@ -30,23 +32,20 @@ void emb_bf16_pack_rows(uint16_t *wb, const float *w, int ldw, int n, int k)
 				for (int t = 0; t < 2; t++) {
 					int j = 16 * p + c, kk = 2 * g + t;
 					*wb++ = j < n && kk < k ? emb_f32_to_bf16_ftz(
-					        w[(size_t)j * ldw + kk]) : 0;
+					        w[(size_t)j * sj + (size_t)kk * sk]) : 0;
 				}
+}
+
+// W (n,k), rows ldw apart -> panels [n/16][k2/2][16][2], zero padded
+void emb_bf16_pack_rows(uint16_t *wb, const float *w, int ldw, int n, int k)
+{
+	pack_strided(wb, w, (size_t)ldw, 1, n, k);
 }
 
 // W = X^T, X (k,n) rows ldx apart -> panels [n/16][k2/2][16][2]
 void emb_bf16_pack_cols(uint16_t *wb, const float *x, int ldx, int n, int k)
 {
-	int k2 = (k + 1) / 2 * 2;
-
-	for (int p = 0; p < (n + 15) / 16; p++)
-		for (int g = 0; g < k2 / 2; g++)
-			for (int c = 0; c < 16; c++)
-				for (int t = 0; t < 2; t++) {
-					int j = 16 * p + c, kk = 2 * g + t;
-					*wb++ = j < n && kk < k ? emb_f32_to_bf16_ftz(
-					        x[(size_t)kk * ldx + j]) : 0;
-				}
+	pack_strided(wb, x, 1, (size_t)ldx, n, k);
 }
 
 /* x[kk] rounded to bf16, as fp32; 0 past k */

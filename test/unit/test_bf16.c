@@ -126,6 +126,20 @@ static float pack_val(int i)
 	return f;
 }
 
+/* got (emb_bf16_pack_size(n,k) + 64, set to 0xa5 bytes before packing)
+ * holds emb_bf16_pack of wc (n,k), want its scratch, and nothing past */
+static void check_packed(const uint16_t *got, const float *wc, int n, int k,
+                         uint16_t *want, const char *what, const char *how)
+{
+	size_t sz = emb_bf16_pack_size(n, k);
+
+	emb_bf16_pack(want, wc, n, k);
+	cr_assert(!memcmp(got, want, sz * 2), "%s %s n %d k %d", what, how, n, k);
+	for (size_t i = sz; i < sz + 64; i++)
+		cr_assert_eq(got[i], 0xa5a5, "%s %s n %d k %d: wrote past", what,
+		             how, n, k);
+}
+
 /*
  * The packers of run-time operands: rows ldw apart (W as it is) and
  * columns (W = X^T), against emb_bf16_pack of a contiguous copy, and
@@ -154,24 +168,16 @@ static void check_pack_rt(emb_bf16_pack_rows_fn pr, emb_bf16_pack_cols_fn pc,
 		// rows: W (n,k) with stride ldw
 		for (int j = 0; j < n; j++)
 			memcpy(wc + (size_t)j * k, w + (size_t)j * ldw, (size_t)k * 4);
-		emb_bf16_pack(want, wc, n, k);
 		memset(got, 0xa5, (sz + 64) * 2);
 		pr(got, w, ldw, n, k);
-		cr_assert(!memcmp(got, want, sz * 2), "%s rows n %d k %d", what, n, k);
-		for (size_t i = sz; i < sz + 64; i++)
-			cr_assert_eq(got[i], 0xa5a5, "%s rows n %d k %d: wrote past",
-			             what, n, k);
+		check_packed(got, wc, n, k, want, what, "rows");
 		// columns: W = X^T, X (k,n) with stride ldx
 		for (int j = 0; j < n; j++)
 			for (int kk = 0; kk < k; kk++)
 				wc[(size_t)j * k + kk] = x[(size_t)kk * ldx + j];
-		emb_bf16_pack(want, wc, n, k);
 		memset(got, 0xa5, (sz + 64) * 2);
 		pc(got, x, ldx, n, k);
-		cr_assert(!memcmp(got, want, sz * 2), "%s cols n %d k %d", what, n, k);
-		for (size_t i = sz; i < sz + 64; i++)
-			cr_assert_eq(got[i], 0xa5a5, "%s cols n %d k %d: wrote past",
-			             what, n, k);
+		check_packed(got, wc, n, k, want, what, "cols");
 		free(w); free(x); free(wc); free(want); free(got);
 	}
 }
