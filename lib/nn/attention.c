@@ -158,11 +158,6 @@ static void pack_kv(const attn_job *j, int seq, int h)
 	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
 	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
 
-	if (j->bf16) {
-		pack_kv_bf16(j, seq, h, j->kv + j->kvoff[seq]);
-		return;
-	}
-
 	// K (len,dh) -> panels [len/16][dh][16], zero past len
 	for (int p = 0; p < len; p += 16) {
 		float *dst = kp + (size_t)p * dh;
@@ -192,8 +187,13 @@ static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 	int kvh = j->a->kv_heads;
 
 	(void)tid;
-	for (size_t t = begin; t < end; t++)
-		pack_kv(j, (int)(t / (size_t)kvh), (int)(t % (size_t)kvh));
+	for (size_t t = begin; t < end; t++) {
+		int seq = (int)(t / (size_t)kvh), h = (int)(t % (size_t)kvh);
+		if (j->bf16)
+			pack_kv_bf16(j, seq, h, j->kv + j->kvoff[seq]);
+		else
+			pack_kv(j, seq, h);
+	}
 }
 
 /* allowed keys [*j0, *j1) of query i in a sequence of len */
@@ -383,8 +383,7 @@ int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err)
 {
-	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0,
-	               m->prec.bf16 && m->k->gemm_bf16 };
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0, m->prec.bf16 };
 	size_t *kvoff, *task0, total = 0;
 	size_t nt = (size_t)emb_threads_count(m->tp);
 	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;
@@ -392,6 +391,10 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	if (a->kv_heads < 1 || a->heads % a->kv_heads || a->head_dim < 1)
 		return emb_err_set(err, "attention: %d heads, %d kv heads",
 		                   a->heads, a->kv_heads);
+	if (j.bf16 && (!m->k->gemm_bf16 || !m->k->bf16_pack_rows ||
+	               !m->k->bf16_pack_cols))
+		return emb_err_set(err, "attention: the %s kernels have no bf16 "
+		                   "GEMM", m->k->name);
 	if (!(kvoff = malloc((size_t)(b->nseq + 1) * 2 * sizeof(size_t))))
 		return emb_err_set(err, "out of memory");
 	task0 = kvoff + b->nseq + 1;
