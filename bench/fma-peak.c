@@ -1,7 +1,7 @@
 /*
  * fma-peak - measured fp32 FMA throughput of this machine (for `make bench`).
  *
- * usage: fma-peak [THREADS...]     (default: 1 2)
+ * usage: fma-peak [--bf16] [THREADS...]     (default: 1 2)
  * For each thread count, every thread runs independent chains of
  * vfmadd on 12 vector accumulators (AVX-512 when the CPU has it, else
  * AVX2+FMA) in CHUNKS short chunks of about 0.1 ms and keeps its best
@@ -9,6 +9,10 @@
  * shows the core's rate); the count's figure is the sum over its
  * threads.  Prints one JSON line per count:
  * {"threads":T,"isa":"avx512","gflops":G}  (2 flops per FMA lane).
+ * --bf16: the same for the bf16 dot product vdpbf16ps (AVX-512 BF16),
+ * the ceiling of the AVX-512 bf16 GEMM: 4 flops per 32-bit lane (two
+ * products and their two adds), isa "avx512bf16"; exit 1 without it.
+ * Its rate relative to the FMA's differs by CPU.
  * Build: cc -O2 -pthread -o fma-peak fma-peak.c
  */
 #ifndef _GNU_SOURCE
@@ -18,6 +22,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define ITERS 50000L   /* per chunk: 12 x 50000 FMAs, about 0.1 ms */
@@ -114,11 +119,42 @@ static void chunk256(void)
 	sink = t[0] + t[7];
 }
 
+__attribute__((target("avx512f,avx512bf16")))
+static void chunkbf16(void)
+{
+	/* the bf16 pairs (1, 1): products of ones, sums that stay finite */
+	__m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80);
+	__m512 c0 = _mm512_set1_ps(1.00f), c1 = _mm512_set1_ps(1.01f),
+	       c2 = _mm512_set1_ps(1.02f), c3 = _mm512_set1_ps(1.03f),
+	       c4 = _mm512_set1_ps(1.04f), c5 = _mm512_set1_ps(1.05f),
+	       c6 = _mm512_set1_ps(1.06f), c7 = _mm512_set1_ps(1.07f),
+	       c8 = _mm512_set1_ps(1.08f), c9 = _mm512_set1_ps(1.09f),
+	       c10 = _mm512_set1_ps(1.10f), c11 = _mm512_set1_ps(1.11f);
+	for (long i = 0; i < ITERS; i++) {
+		c0 = _mm512_dpbf16_ps(c0, a, a); c1 = _mm512_dpbf16_ps(c1, a, a);
+		c2 = _mm512_dpbf16_ps(c2, a, a); c3 = _mm512_dpbf16_ps(c3, a, a);
+		c4 = _mm512_dpbf16_ps(c4, a, a); c5 = _mm512_dpbf16_ps(c5, a, a);
+		c6 = _mm512_dpbf16_ps(c6, a, a); c7 = _mm512_dpbf16_ps(c7, a, a);
+		c8 = _mm512_dpbf16_ps(c8, a, a); c9 = _mm512_dpbf16_ps(c9, a, a);
+		c10 = _mm512_dpbf16_ps(c10, a, a); c11 = _mm512_dpbf16_ps(c11, a, a);
+		__asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3),
+		                 "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
+		                 "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
+	}
+	__m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
+	           _mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)));
+	s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
+	sink = _mm512_reduce_add_ps(s);
+}
+
 int main(int argc, char **argv)
 {
-	int counts[16], nc = 0;
+	int counts[16], nc = 0, bf16 = 0;
 	for (int i = 1; i < argc && nc < 16; i++)
-		counts[nc++] = atoi(argv[i]);
+		if (!strcmp(argv[i], "--bf16"))
+			bf16 = 1;
+		else
+			counts[nc++] = atoi(argv[i]);
 	if (!nc) {
 		counts[0] = 1; counts[1] = 2; nc = 2;
 	}
@@ -128,8 +164,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fma-peak: no FMA support\n");
 		return 1;
 	}
-	void (*fn)(void) = w512 ? chunk512 : chunk256;
-	double lanes = w512 ? 16 : 8;
+	if (bf16 && !(w512 && __builtin_cpu_supports("avx512bf16"))) {
+		fprintf(stderr, "fma-peak: no AVX-512 BF16 support\n");
+		return 1;
+	}
+	void (*fn)(void) = bf16 ? chunkbf16 : w512 ? chunk512 : chunk256;
+	/* flops per instruction, halved: 2 per FMA lane, 4 per bf16 lane */
+	double lanes = bf16 ? 32 : w512 ? 16 : 8;
+	const char *isa = bf16 ? "avx512bf16" : w512 ? "avx512" : "avx2";
 	for (int c = 0; c < nc; c++) {
 		int t = counts[c] < 1 ? 1 : counts[c] > 64 ? 64 : counts[c];
 		pthread_t th[64];
@@ -144,7 +186,7 @@ int main(int argc, char **argv)
 			gflops += 2.0 * lanes * 12 * ITERS / pr[i].best / 1e9;
 		}
 		printf("{\"threads\":%d,\"isa\":\"%s\",\"gflops\":%.1f}\n", t,
-		       w512 ? "avx512" : "avx2", gflops);
+		       isa, gflops);
 	}
 	return 0;
 }

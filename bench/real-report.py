@@ -25,6 +25,7 @@ def jl(name):
 
 
 raw, acc, peak = jl("raw.jsonl"), jl("acc.jsonl"), jl("peak.jsonl")
+peak_bf16 = jl("peak-bf16.jsonl")
 ENGINES = [
     ("emb-fp32", "emb-encode --pool, text in, whole process"),
     ("emb-fwd", "emb-encode --pool, ids in, start-up and model load taken off"),
@@ -91,6 +92,9 @@ P.append("lscpu flags: `%s`" % flags)
 P.append("")
 P.append("FMA peak (fp32, bench/fma-peak.c, this run): " + ", ".join(
     "%d thread(s) %.1f GFLOP/s (%s)" % (p["threads"], p["gflops"], p["isa"]) for p in peak) + ".")
+P.append("bf16 dot product ceiling (vdpbf16ps, bench/fma-peak.c --bf16, this run): " + (", ".join(
+    "%d thread(s) %.1f GFLOP/s" % (p["threads"], p["gflops"]) for p in peak_bf16) + "."
+    if peak_bf16 else "none (no AVX-512 BF16 on this CPU)."))
 P.append("Load (uptime) before the timings: `%s`; after: `%s`." % (LOAD0.strip(), LOAD1.strip()))
 P.append("")
 for wl in WLS:

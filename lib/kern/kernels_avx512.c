@@ -22,7 +22,6 @@ INLINE __m512 exp512(__m512 x)
 	const __m512 c1 = _mm512_set1_ps(0.693359375f);
 	const __m512 c2 = _mm512_set1_ps(-2.12194440e-4f);
 	__m512 fx, r, y, r2;
-	__m512i e;
 
 	x = _mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f));
 	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
@@ -39,9 +38,9 @@ INLINE __m512 exp512(__m512 x)
 	y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201E-1f));
 	y = _mm512_fmadd_ps(y, r2, r);
 	y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
-	e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx),
-	                                       _mm512_set1_epi32(127)), 23);
-	return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+	/* y 2^fx: one correctly rounded scaling, the same bits as y times
+	 * the float 2^fx built from its exponent (fx in [-126, 127]) */
+	return _mm512_scalef_ps(y, fx);
 }
 
 /* erf(x): rational approximation on [-4, 4], |error| < 4e-7 */

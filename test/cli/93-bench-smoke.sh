@@ -76,6 +76,11 @@ smoke bench-real
 if EMB_REFS=$refs sh "$EMB_TOP/scripts/real-model" all-MiniLM-L6-v2 >/dev/null 2>&1; then
 	t_grep "bench-real: the texts table" '^### texts: 8 texts' "$T/bench-real.out"
 	t_grep "bench-real: the FMA peak of the run" '^FMA peak (fp32, bench/fma-peak.c, this run): 1 thread' "$T/bench-real.out"
+	if grep -q '^flags.* avx512_bf16' /proc/cpuinfo; then
+		t_grep "bench-real: the bf16 dot product's ceiling of the run" '^bf16 dot product ceiling (vdpbf16ps, bench/fma-peak.c --bf16, this run): 1 thread(s) [0-9.]* GFLOP/s' "$T/bench-real.out"
+	else
+		t_grep "bench-real: says the CPU has no AVX-512 BF16" '^bf16 dot product ceiling .*: none (no AVX-512 BF16' "$T/bench-real.out"
+	fi
 	for e in emb-fp32 emb-bf16 emb-w8a8; do
 		t_grep "bench-real: the $e row" "^| $e | 1 | [0-9.]* |" "$T/bench-real.out"
 	done
