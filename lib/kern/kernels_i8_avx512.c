@@ -189,30 +189,95 @@ emb_gemm_i8_fn emb_gemm_i8_vnni(void)
 	return emb_cpu_features() & EMB_CPU_AVX512VNNI ? gemm_i8_vnni : NULL;
 }
 
-/* the min/max of x[0..k) with 0 (as the scalar loop: NaN is skipped) */
-INL void row_range(float *lo, float *hi, const float *x, int k)
+/* x[kk..kk+16) times cs[kk..kk+16) when cs is not NULL; lanes outside
+ * mk load 0, which cannot move a range past 0 */
+INL __m512 load16(const float *x, const float *cs, int kk, __mmask16 mk)
 {
-	__m512 vlo = _mm512_setzero_ps(), vhi = vlo;
-	int kk = 0;
+	__m512 v = _mm512_maskz_loadu_ps(mk, x + kk);
 
-	for (; kk + 16 <= k; kk += 16) {
-		__m512 v = _mm512_loadu_ps(x + kk);
-		/* vminps returns the second operand when either is NaN */
-		vlo = _mm512_min_ps(v, vlo);
-		vhi = _mm512_max_ps(v, vhi);
-	}
-	if (kk < k) {
-		__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
-		__m512 v = _mm512_maskz_loadu_ps(mk, x + kk);
-		vlo = _mm512_min_ps(v, vlo);
-		vhi = _mm512_max_ps(v, vhi);
-	}
-	*lo = _mm512_reduce_min_ps(vlo);
-	*hi = _mm512_reduce_max_ps(vhi);
+	return cs ? _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, cs + kk)) : v;
 }
 
-static void u8_quantize_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
-                               const float *x, int ldx, int rows, int k)
+/* the min/max of x[0..k) (times cs) with 0, as the scalar loop: NaN is
+ * skipped (vminps returns the second operand when either is NaN); four
+ * accumulators, so the min/max chains do not serialize */
+INL void row_range(float *lo, float *hi, const float *x, const float *cs,
+                   int k)
+{
+	__m512 l0 = _mm512_setzero_ps(), l1 = l0, l2 = l0, l3 = l0;
+	__m512 h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+	int kk = 0;
+
+	for (; kk + 64 <= k; kk += 64) {
+		__m512 v0 = load16(x, cs, kk, 0xffff);
+		__m512 v1 = load16(x, cs, kk + 16, 0xffff);
+		__m512 v2 = load16(x, cs, kk + 32, 0xffff);
+		__m512 v3 = load16(x, cs, kk + 48, 0xffff);
+		l0 = _mm512_min_ps(v0, l0); h0 = _mm512_max_ps(v0, h0);
+		l1 = _mm512_min_ps(v1, l1); h1 = _mm512_max_ps(v1, h1);
+		l2 = _mm512_min_ps(v2, l2); h2 = _mm512_max_ps(v2, h2);
+		l3 = _mm512_min_ps(v3, l3); h3 = _mm512_max_ps(v3, h3);
+	}
+	for (; kk < k; kk += 16) {
+		__mmask16 mk = k - kk >= 16 ? 0xffff :
+		               (__mmask16)((1u << (k - kk)) - 1);
+		__m512 v = load16(x, cs, kk, mk);
+		l0 = _mm512_min_ps(v, l0);
+		h0 = _mm512_max_ps(v, h0);
+	}
+	*lo = _mm512_reduce_min_ps(_mm512_min_ps(_mm512_min_ps(l0, l1),
+	                                         _mm512_min_ps(l2, l3)));
+	*hi = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(h0, h1),
+	                                         _mm512_max_ps(h2, h3)));
+}
+
+/* round(v * inv) + z as int32, rounded to nearest even (nearbyintf's
+ * default); NaN gives INT_MIN, which the saturations below make 0 */
+INL __m512i q16(__m512 v, __m512 vinv, __m512i vz)
+{
+	return _mm512_add_epi32(_mm512_cvt_roundps_epi32(_mm512_mul_ps(v, vinv),
+		_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+}
+
+/* the bytes of one row (k) of x (times cs) with the row's inv and z:
+ * 64 at a time, the int32 saturated to u16 then u8 by two packs (per
+ * 128-bit lane, so a dword permute puts them back in order) */
+INL void row_bytes(uint8_t *o, const float *x, const float *cs, int k,
+                   float inv, int32_t z)
+{
+	const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13,
+	                                       2, 6, 10, 14, 3, 7, 11, 15);
+	__m512 vinv = _mm512_set1_ps(inv);
+	__m512i vz = _mm512_set1_epi32(z), zero = _mm512_setzero_si512();
+	int kk = 0;
+
+	for (; kk + 64 <= k; kk += 64) {
+		__m512i a = q16(load16(x, cs, kk, 0xffff), vinv, vz);
+		__m512i b = q16(load16(x, cs, kk + 16, 0xffff), vinv, vz);
+		__m512i c = q16(load16(x, cs, kk + 32, 0xffff), vinv, vz);
+		__m512i d = q16(load16(x, cs, kk + 48, 0xffff), vinv, vz);
+		__m512i p = _mm512_packus_epi16(_mm512_packus_epi32(a, b),
+		                                _mm512_packus_epi32(c, d));
+		_mm512_storeu_si512(o + kk, _mm512_permutexvar_epi32(perm, p));
+	}
+	for (; kk < k; kk += 16) {
+		__mmask16 mk = k - kk >= 16 ? 0xffff :
+		               (__mmask16)((1u << (k - kk)) - 1);
+		__m512i q = _mm512_max_epi32(q16(load16(x, cs, kk, mk), vinv, vz),
+		                             zero);
+		_mm512_mask_cvtusepi32_storeu_epi8(o + kk, mk, q);
+	}
+}
+
+/* emb_u8_quantize_rows (cs NULL) or emb_u8_quantize_rows_scaled: the same
+ * bytes, scales and zero points.  The integer path is exact while
+ * |x * inv| stays far inside int16 (the packs saturate signed values),
+ * which it does for every row whose scale is a normal float (|x * inv|
+ * <= 255 then); a row whose range underflows the scale goes to the
+ * scalar quantizer. */
+INL void u8_rows_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                        const float *x, int ldx, int rows, int k,
+                        const float *cs)
 {
 	int kp = (k + 3) / 4 * 4;
 
@@ -221,30 +286,28 @@ static void u8_quantize_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
 		uint8_t *o = u + (size_t)i * ldu;
 		float lo, hi, inv;
 		int32_t z;
-		int kk = 0;
-		row_range(&lo, &hi, r, k);
+		row_range(&lo, &hi, r, cs, k);
 		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
-		xz[i] = z;
-		__m512 vinv = _mm512_set1_ps(inv), vz = _mm512_set1_ps((float)z);
-		__m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
-		/* x * inv rounded to nearest even, + z, clamped to [0, 255];
-		 * vmaxps returns the second operand (0) for NaN */
-#define Q8(v) _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps( \
-		_mm512_roundscale_ps(_mm512_mul_ps(v, vinv), \
-		                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), \
-		vz), zero), top))
-		for (; kk + 16 <= k; kk += 16)
-			_mm_storeu_si128((__m128i *)(o + kk), _mm512_cvtepi32_epi8(
-				Q8(_mm512_loadu_ps(r + kk))));
-		if (kk < k) {
-			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
-			_mm512_mask_cvtepi32_storeu_epi8(o + kk, mk,
-				Q8(_mm512_maskz_loadu_ps(mk, r + kk)));
+		if (!((hi > -lo ? hi : -lo) * inv < 16384.0f)) {
+			if (cs)
+				emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i],
+				                            r, ldx, 1, k, cs);
+			else
+				emb_u8_quantize_rows(o, ldu, &xs[i], &xz[i], r,
+				                     ldx, 1, k);
+			continue;
 		}
-#undef Q8
-		for (kk = k; kk < kp; kk++)
+		xz[i] = z;
+		row_bytes(o, r, cs, k, inv, z);
+		for (int kk = k; kk < kp; kk++)
 			o[kk] = 0;
 	}
+}
+
+static void u8_quantize_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
+                               const float *x, int ldx, int rows, int k)
+{
+	u8_rows_avx512(u, ldu, xs, xz, x, ldx, rows, k, NULL);
 }
 
 emb_u8_quant_fn emb_u8_quantize_avx512(void)
@@ -253,57 +316,12 @@ emb_u8_quant_fn emb_u8_quantize_avx512(void)
 }
 
 /* the smoothed AVX-512 row quantizer: emb_u8_quantize_rows_scaled's
- * bytes, scales and zero points (x * cs recomputed in the second pass;
- * masked tail lanes load 0, which cannot move the range past 0) */
+ * bytes, scales and zero points (x * cs recomputed in the second pass) */
 static void u8_quantize_scaled_avx512(uint8_t *u, int ldu, float *xs,
                                       int32_t *xz, const float *x, int ldx,
                                       int rows, int k, const float *cs)
 {
-	int kp = (k + 3) / 4 * 4;
-
-	for (int i = 0; i < rows; i++) {
-		const float *r = x + (size_t)i * ldx;
-		uint8_t *o = u + (size_t)i * ldu;
-		__m512 vlo = _mm512_setzero_ps(), vhi = vlo;
-		float inv;
-		int32_t z;
-		int kk = 0;
-		for (; kk + 16 <= k; kk += 16) {
-			__m512 v = _mm512_mul_ps(_mm512_loadu_ps(r + kk),
-			                         _mm512_loadu_ps(cs + kk));
-			vlo = _mm512_min_ps(v, vlo);
-			vhi = _mm512_max_ps(v, vhi);
-		}
-		if (kk < k) {
-			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
-			__m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, r + kk),
-			                         _mm512_maskz_loadu_ps(mk, cs + kk));
-			vlo = _mm512_min_ps(v, vlo);
-			vhi = _mm512_max_ps(v, vhi);
-		}
-		emb_u8_row_params(&xs[i], &inv, &z, _mm512_reduce_min_ps(vlo),
-		                  _mm512_reduce_max_ps(vhi));
-		xz[i] = z;
-		__m512 vinv = _mm512_set1_ps(inv), vz = _mm512_set1_ps((float)z);
-		__m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
-#define Q8(v) _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps( \
-		_mm512_roundscale_ps(_mm512_mul_ps(v, vinv), \
-		                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), \
-		vz), zero), top))
-		for (kk = 0; kk + 16 <= k; kk += 16)
-			_mm_storeu_si128((__m128i *)(o + kk), _mm512_cvtepi32_epi8(
-				Q8(_mm512_mul_ps(_mm512_loadu_ps(r + kk),
-				                 _mm512_loadu_ps(cs + kk)))));
-		if (kk < k) {
-			__mmask16 mk = (__mmask16)((1u << (k - kk)) - 1);
-			_mm512_mask_cvtepi32_storeu_epi8(o + kk, mk,
-				Q8(_mm512_mul_ps(_mm512_maskz_loadu_ps(mk, r + kk),
-				                 _mm512_maskz_loadu_ps(mk, cs + kk))));
-		}
-#undef Q8
-		for (kk = k; kk < kp; kk++)
-			o[kk] = 0;
-	}
+	u8_rows_avx512(u, ldu, xs, xz, x, ldx, rows, k, cs);
 }
 
 emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void)

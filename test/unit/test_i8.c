@@ -119,16 +119,28 @@ Test(i8, quantize_rows_scalar_semantics)
 	cr_expect_eq(u[0], 255 - (int)nearbyintf(1.0f / s));
 }
 
+/* two rows (stride ldx, k) whose ranges underflow the scale: subnormal
+ * values (the scale rounds to 0, its inverse is inf) and values near
+ * FLT_MIN (a subnormal scale, so x * inv is far above 255) */
+static void tiny_rows(float *x, int ldx, int k)
+{
+	for (int c = 0; c < k; c++) {
+		x[c] = (float)(c % 5) * 1.4e-45f;
+		x[ldx + c] = (float)((c % 7) - 3) * 1.2e-38f * (c % 2 ? 1 : 0.37f);
+	}
+}
+
 /* f == the scalar quantizer on rows of every length class and kind */
 static void check_quant_all(emb_u8_quant_fn f, const char *what)
 {
 	int ks[] = { 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384, 1536, 1537 };
 
 	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
-		int k = ks[t], rows = 7, ldx = k + 5;
+		int k = ks[t], rows = 9, ldx = k + 5;
 		float *x = malloc((size_t)rows * ldx * sizeof(float));
 		for (int i = 0; i < rows * ldx; i++)
 			x[i] = frand() * (1 + i % 7) + (i % 11 == 0 ? 3.0f : 0.0f);
+		tiny_rows(x + 7 * ldx, ldx, k);
 		/* row 1 all positive, row 2 all negative, row 3 zero, row 4
 		 * exact ties (x * inv on .5), row 5 one NaN and one huge value */
 		for (int c = 0; c < k; c++) {
@@ -573,11 +585,12 @@ static void check_quant_scaled_all(emb_u8_quant_scaled_fn f, const char *what)
 	int ks[] = { 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384, 1537 };
 
 	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
-		int k = ks[t], rows = 7, ldx = k + 5;
+		int k = ks[t], rows = 9, ldx = k + 5;
 		float *x = malloc((size_t)rows * ldx * sizeof(float));
 		float *cs = malloc((size_t)k * sizeof(float));
 		for (int i = 0; i < rows * ldx; i++)
 			x[i] = frand() * (1 + i % 7);
+		tiny_rows(x + 7 * ldx, ldx, k);
 		for (int c = 0; c < k; c++) {
 			int out = c % 29 == 5;
 			cs[c] = out ? 0.015625f : c % 3 ? 1.0f : frand() + 1.5f;
