@@ -258,38 +258,70 @@ emb_gemm_i8_fn emb_gemm_i8_avx2(void)
 }
 
 
+/* x[c..c+8) times cs[c..c+8) when cs is not NULL */
+AVX2Q static inline __attribute__((always_inline)) __m256
+load8(const float *x, const float *cs, int c)
+{
+	__m256 v = _mm256_loadu_ps(x + c);
+
+	return cs ? _mm256_mul_ps(v, _mm256_loadu_ps(cs + c)) : v;
+}
+
+/* round(v * inv) + z as int32 (vcvtps2dq rounds as MXCSR says, nearest
+ * even by default, as nearbyintf); NaN gives INT_MIN, which the unsigned
+ * saturation of the packs makes 0 */
+AVX2Q static inline __attribute__((always_inline)) __m256i
+q8(__m256 v, __m256 vinv, __m256i vz)
+{
+	return _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v, vinv)), vz);
+}
+
 /* the AVX2 row quantizer: emb_u8_quantize_rows's bytes, scales and zero
  * points of the rows x, or emb_u8_quantize_rows_scaled's of x * cs when
  * cs is not NULL (x * cs recomputed in the second pass, the same float32
- * products); vminps / vmaxps return the second operand for NaN, as the
- * scalar comparisons skip it; the tails run the scalar formula */
+ * products).  The range: four min/max chains (vminps / vmaxps return the
+ * second operand for NaN, as the scalar comparisons skip it).  The
+ * bytes: int32 saturated to u16 then u8 by two packs, 32 at a time (the
+ * packs work per 128-bit lane; a dword permute restores the order),
+ * exact while |x * inv| stays far inside int16, as it does whenever the
+ * row's scale is a normal float; a row whose range underflows the scale
+ * goes to the scalar quantizer.  The tails run the scalar formula. */
 AVX2Q static inline __attribute__((always_inline)) void
 u8_rows_avx2(uint8_t *u, int ldu, float *xs, int32_t *xz, const float *x,
              int ldx, int rows, int k, const float *cs)
 {
 	int kp = (k + 3) / 4 * 4;
+	const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
 
 	for (int i = 0; i < rows; i++) {
 		const float *r = x + (size_t)i * ldx;
 		uint8_t *o = u + (size_t)i * ldu;
-		__m256 vlo = _mm256_setzero_ps(), vhi = vlo;
+		__m256 l0 = _mm256_setzero_ps(), l1 = l0, l2 = l0, l3 = l0;
+		__m256 h0 = l0, h1 = l0, h2 = l0, h3 = l0;
 		float lo, hi, inv, t[8];
 		int32_t z;
 		int kk = 0;
-#define LDX(c) (cs ? _mm256_mul_ps(_mm256_loadu_ps(r + (c)), \
-                                   _mm256_loadu_ps(cs + (c))) \
-                   : _mm256_loadu_ps(r + (c)))
-		for (; kk + 8 <= k; kk += 8) {
-			__m256 v = LDX(kk);
-			vlo = _mm256_min_ps(v, vlo);
-			vhi = _mm256_max_ps(v, vhi);
+		for (; kk + 32 <= k; kk += 32) {
+			__m256 v0 = load8(r, cs, kk), v1 = load8(r, cs, kk + 8);
+			__m256 v2 = load8(r, cs, kk + 16), v3 = load8(r, cs, kk + 24);
+			l0 = _mm256_min_ps(v0, l0); h0 = _mm256_max_ps(v0, h0);
+			l1 = _mm256_min_ps(v1, l1); h1 = _mm256_max_ps(v1, h1);
+			l2 = _mm256_min_ps(v2, l2); h2 = _mm256_max_ps(v2, h2);
+			l3 = _mm256_min_ps(v3, l3); h3 = _mm256_max_ps(v3, h3);
 		}
-		_mm256_storeu_ps(t, vlo);
+		for (; kk + 8 <= k; kk += 8) {
+			__m256 v = load8(r, cs, kk);
+			l0 = _mm256_min_ps(v, l0);
+			h0 = _mm256_max_ps(v, h0);
+		}
+		_mm256_storeu_ps(t, _mm256_min_ps(_mm256_min_ps(l0, l1),
+		                                  _mm256_min_ps(l2, l3)));
 		lo = 0;
 		for (int c = 0; c < 8; c++)
 			if (t[c] < lo)
 				lo = t[c];
-		_mm256_storeu_ps(t, vhi);
+		_mm256_storeu_ps(t, _mm256_max_ps(_mm256_max_ps(h0, h1),
+		                                  _mm256_max_ps(h2, h3)));
 		hi = 0;
 		for (int c = 0; c < 8; c++)
 			if (t[c] > hi)
@@ -302,20 +334,34 @@ u8_rows_avx2(uint8_t *u, int ldu, float *xs, int32_t *xz, const float *x,
 				hi = v;
 		}
 		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
+		if (!((hi > -lo ? hi : -lo) * inv < 16384.0f)) {
+			if (cs)
+				emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i],
+				                            r, ldx, 1, k, cs);
+			else
+				emb_u8_quantize_rows(o, ldu, &xs[i], &xz[i], r,
+				                     ldx, 1, k);
+			continue;
+		}
 		xz[i] = z;
-		__m256 vinv = _mm256_set1_ps(inv), vz = _mm256_set1_ps((float)z);
-		__m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f);
-		for (kk = 0; kk + 8 <= k; kk += 8) {
-			__m256 v = _mm256_round_ps(_mm256_mul_ps(LDX(kk), vinv),
-			                           _MM_FROUND_TO_NEAREST_INT |
-			                           _MM_FROUND_NO_EXC);
-			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vz), zero), top);
-			__m256i q = _mm256_cvttps_epi32(v);
+		__m256 vinv = _mm256_set1_ps(inv);
+		__m256i vz = _mm256_set1_epi32(z);
+		for (kk = 0; kk + 32 <= k; kk += 32) {
+			__m256i a = q8(load8(r, cs, kk), vinv, vz);
+			__m256i b = q8(load8(r, cs, kk + 8), vinv, vz);
+			__m256i c = q8(load8(r, cs, kk + 16), vinv, vz);
+			__m256i d = q8(load8(r, cs, kk + 24), vinv, vz);
+			__m256i p = _mm256_packus_epi16(_mm256_packus_epi32(a, b),
+			                                _mm256_packus_epi32(c, d));
+			_mm256_storeu_si256((__m256i *)(o + kk),
+			                    _mm256_permutevar8x32_epi32(p, perm));
+		}
+		for (; kk + 8 <= k; kk += 8) {
+			__m256i q = q8(load8(r, cs, kk), vinv, vz);
 			__m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q),
 			                             _mm256_extracti128_si256(q, 1));
 			_mm_storel_epi64((__m128i *)(o + kk), _mm_packus_epi16(w, w));
 		}
-#undef LDX
 		for (; kk < k; kk++) {
 			float v = nearbyintf((cs ? r[kk] * cs[kk] : r[kk]) * inv) +
 			          (float)z;
