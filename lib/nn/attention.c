@@ -238,7 +238,7 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 {
 	const emb_attn *a = j->a;
 	const emb_kernels *k = j->m->k;
-	int dh = a->head_dim, ldc = a->heads * a->head_dim;
+	int dh = a->head_dim, ldc = a->ldc ? a->ldc : a->heads * a->head_dim;
 	int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
 	int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
 	int kh = h / (a->heads / a->kv_heads), kb0, kb1, lo, hi, lds;

@@ -317,14 +317,17 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	size_t T = (size_t)b->ntok, H = (size_t)m->hidden, I = (size_t)m->inter;
 	size_t nq = (size_t)m->heads * m->head_dim;
 	size_t nkv = (size_t)d->kv_heads * m->head_dim, nqkv = nq + 2 * nkv;
-	float *qkv, *ctx, *x, *mid, *h = out, *relbias = NULL;
+	float *qkv, *x, *mid, *h = out, *relbias = NULL;
 	embed_job ej = { m, h, b, NULL, NULL };
 	emb_post_attn pa;
-	size_t nmid = 0, per = nqkv + nq + H;
+	size_t nmid = 0, per = nqkv + H;
 	int rc = -1, normed = 0;
 
-	/* scratch: qkv (T,nqkv), ctx (T,nq), x (T,H), mid: none for the
-	 * row blocks, else (T,I) or (T,3I) gated */
+	/* scratch: qkv (T,nqkv), x (T,H), mid: none for the row blocks, else
+	 * (T,I) or (T,3I) gated.  The attention's context (T,nq) is written
+	 * over Q, in qkv's first nq columns (emb_attention reads each block
+	 * of queries before it writes that block's context), so long inputs
+	 * hold no (T,nq) buffer of their own. */
 	if (T > SIZE_MAX / (per + 3 * I) / sizeof(float))
 		return emb_err_set(err, "batch of %zu tokens is too large", T);
 	if (m->layers > 0) {
@@ -333,8 +336,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	}
 	if (!(qkv = emb_model_scratch(m, T * per + nmid, err)))
 		return -1;
-	ctx = qkv + T * nqkv;
-	x = ctx + T * nq;
+	x = qkv + T * nqkv;
 	mid = x + T * H;
 
 	if (d->buckets && !(relbias = rel_bias(m, b->maxlen, err)))
@@ -356,6 +358,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 			.ldq = (int)nqkv, .ldk = (int)nqkv, .ldv = (int)nqkv,
 			.scale = d->scale, .causal = d->causal, .window = L->window,
 			.relbias = relbias, .rel_max = relbias ? b->maxlen : 0,
+			.ldc = (int)nqkv,
 		};
 		emb_rope r = {
 			.q = qkv, .k = qkv + nq, .ldq = (int)nqkv, .ldk = (int)nqkv,
@@ -374,7 +377,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 			in = x;
 		}
 		emb_linear_fwd(m, qkv, (int)nqkv, in, (int)H, (int)T, &L->qkv);
-		// per-head q_norm, k_norm, then RoPE; ctx (T,nq)
+		// per-head q_norm, k_norm, then RoPE; the context (T,nq) over Q
 		if (L->q_norm.n)
 			emb_head_norm_fwd(m, qkv, (int)nqkv, (int)T, m->heads,
 			                  &L->q_norm);
@@ -382,13 +385,14 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 			emb_head_norm_fwd(m, qkv + nq, (int)nqkv, (int)T, d->kv_heads,
 			                  &L->k_norm);
 		if ((d->pos == EMB_POS_ROPE && emb_rope_fwd(m, &r, b, err)) ||
-		    emb_attention(m, ctx, &a, b, err))
+		    emb_attention(m, qkv, &a, b, err))
 			goto out;
-		// h = the layer's output from ctx (o, residuals, norms, ffn), then
-		// the next norm: x = next attn_norm(h) or h = final_norm(h)
+		// h = the layer's output from the context (o, residuals, norms,
+		// ffn), then the next norm: x = next attn_norm(h) or
+		// h = final_norm(h)
 		pa = post_of(m, l, h, x);
-		if (emb_post_attn_fwd(m, h, ctx, x, nmid ? mid : NULL, (int)T, &pa,
-		                      err))
+		if (emb_post_attn_fwd(m, h, qkv, (int)nqkv, x, nmid ? mid : NULL,
+		                      (int)T, &pa, err))
 			goto out;
 		normed = pa.next != NULL;
 	}

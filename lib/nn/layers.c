@@ -537,7 +537,7 @@ typedef struct post_job {
 	float *h;
 	const float *ctx;
 	const emb_post_attn *p;
-	int rows, rb;
+	int ldc, rows, rb;
 	size_t q8_off;          /* bytes into each thread's slice */
 } post_job;
 
@@ -597,21 +597,22 @@ static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
 
 /*
  * The post-attention half of n rows (the formulas above), written once:
- * h (n,H) the residual stream, ctx (n,Hc) the attention output, t (n,H)
+ * h (n,H) the residual stream, ctx (n,Hc) the attention output (row
+ * stride ldc), t (n,H)
  * and mid (n,U) [then g (n,I) when gated] scratch, out (n,H) the next
  * norm's output (p->next).
  */
 static void post_half(const post_exec *e, float *h, const float *ctx,
-                      float *t, float *mid, float *out, int n,
+                      int ldc, float *t, float *mid, float *out, int n,
                       const emb_post_attn *p)
 {
-	int H = p->o->out, U = p->up->out, I = p->down->in, Hc = p->o->in;
+	int H = p->o->out, U = p->up->out, I = p->down->in;
 	int pre = p->place == EMB_PLACE_PRE;
 	float *g = mid + (size_t)n * U;
 	const float *in = h;
 
 	// ctx (n,Hc) @ Wo (H,Hc)^T -> t (n,H)
-	px_linear(e, t, H, ctx, Hc, n, p->o, EMB_ACT_NONE);
+	px_linear(e, t, H, ctx, ldc, n, p->o, EMB_ACT_NONE);
 	// post: h = attn_norm(h + t); pre: h += [post_attn](t),
 	// t = ffn_norm(h)
 	if (!pre) {
@@ -650,7 +651,7 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const post_job *j = ctx;
 	const emb_post_attn *p = j->p;
-	int H = p->o->out, Hc = p->o->in;
+	int H = p->o->out;
 	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
 	post_exec e = { (emb_model *)j->m, 0, (uint8_t *)t + j->q8_off };
 
@@ -660,27 +661,28 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 		if (n <= 0)
 			continue;
 		/* t (n,H), mid (n,U), g (n,I) packed for this block's n rows */
-		post_half(&e, j->h + (size_t)r0 * H, j->ctx + (size_t)r0 * Hc, t,
-		          t + (size_t)n * H, p->next ? p->out + (size_t)r0 * H :
-		          NULL, n, p);
+		post_half(&e, j->h + (size_t)r0 * H, j->ctx + (size_t)r0 * j->ldc,
+		          j->ldc, t, t + (size_t)n * H, p->next ? p->out +
+		          (size_t)r0 * H : NULL, n, p);
 	}
 }
 
-int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
-                      float *mid, int rows, const emb_post_attn *p,
-                      emb_err *err)
+int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, int ldc,
+                      float *tmp, float *mid, int rows,
+                      const emb_post_attn *p, emb_err *err)
 {
 	int rb = post_rows(m, rows), H = p->o->out, U = p->up->out;
 	int I = p->down->in, nt = emb_threads_count(m->tp);
 	const emb_linear *ls[3] = { p->o, p->up, p->down };
-	post_job j = { m, h, ctx, p, rows, rb, 0 };
+	post_job j = { m, h, ctx, p, ldc, rows, rb, 0 };
 	size_t fl, q8 = 0, each;
 
 	if (rows <= 0)
 		return 0;
 	if (!rb) {
 		post_exec e = { m, 1, NULL };
-		post_half(&e, h, ctx, tmp, mid, p->next ? p->out : NULL, rows, p);
+		post_half(&e, h, ctx, ldc, tmp, mid, p->next ? p->out : NULL,
+		          rows, p);
 		return 0;
 	}
 	/* per thread: t (rb,H), mid (rb,U), [g (rb,I)], then the W8A8 rows

@@ -443,14 +443,15 @@ typedef struct emb_post_attn {
 /* floats of mid emb_post_attn_fwd needs for rows (0: it may be NULL) */
 size_t emb_post_attn_scratch(const emb_model *m, int rows,
                              const emb_post_attn *p);
-/* h (rows, H) in place from ctx (rows, o->in); tmp (rows, H) and mid
- * (emb_post_attn_scratch floats) are scratch (tmp may be p->out).  Row
+/* h (rows, H) in place from ctx (rows, o->in; row stride ldc); tmp
+ * (rows, H) and mid (emb_post_attn_scratch floats) are scratch (tmp may
+ * be p->out).  Row
  * blocks in parallel when the batch is large (bit-identical to the
  * layers one by one; every linear kind: fp32, W8, W8A8, bf16).  -1 only
  * when out of memory. */
-int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, float *tmp,
-                      float *mid, int rows, const emb_post_attn *p,
-                      emb_err *err);
+int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, int ldc,
+                      float *tmp, float *mid, int rows,
+                      const emb_post_attn *p, emb_err *err);
 /* RMSNorm of each of nheads heads (nm->n wide) of rows at stride ld */
 void emb_head_norm_fwd(emb_model *m, float *x, int ld, int rows, int nheads,
                        const emb_norm *nm);
@@ -482,10 +483,14 @@ typedef struct emb_attn {
 	 * the longest sequence */
 	const float *relbias;
 	int rel_max;
+	int ldc;                /* ctx's row stride; 0: heads * head_dim */
 } emb_attn;
-/* ctx (ntok, heads*head_dim): softmax(q k^T * scale) v per sequence and
- * head (query head h reads kv head h / (heads / kv_heads)); no
- * cross-sequence attention.  -1 only when out of memory. */
+/* ctx (ntok, heads*head_dim, row stride ldc): softmax(q k^T * scale) v
+ * per sequence and head (query head h reads kv head h / (heads /
+ * kv_heads)); no cross-sequence attention.  ctx may be q itself (ldc ==
+ * ldq): the queries of a (sequence, head, block) are read before the
+ * block's context is written over them, and no other block reads them.
+ * -1 only when out of memory. */
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err);
 

@@ -99,6 +99,40 @@ static void free_fake(emb_model *m)
  * taken).
  */
 #define TOL_BF 1e-2
+
+/* the context written over Q (ldc = ldq, as the forward runs it) is
+ * want (T, ldc), bit for bit, on the fused and the two-phase path; the
+ * K and V columns are left as they were */
+static void check_in_place(emb_model *m, const emb_attn *a, const emb_batch *b,
+                           const float *want, int ld, int ldc)
+{
+	size_t T = (size_t)b->ntok;
+	float *q = malloc(T * ld * sizeof(float));
+	emb_attn ai = *a;
+	emb_err err;
+
+	cr_assert(q);
+	ai.q = q;
+	ai.k = q + (a->k - a->q);
+	ai.v = q + (a->v - a->q);
+	ai.ldc = ld;
+	for (int pass = 0; pass < 2; pass++) {
+		memcpy(q, a->q, T * ld * sizeof(float));
+		m->no_fuse = pass;
+		cr_assert_eq(emb_attention(m, q, &ai, b, &err), 0, "%s", err.msg);
+		for (size_t r = 0; r < T; r++) {
+			cr_assert(!memcmp(q + r * ld, want + r * ldc,
+			                  (size_t)ldc * sizeof(float)),
+			          "%s: the context over Q differs at row %zu (%s path)",
+			          m->k->name, r, pass ? "two-phase" : "fused");
+			cr_assert(!memcmp(q + r * ld + ldc, a->q + r * ld + ldc,
+			                  (size_t)(ld - ldc) * sizeof(float)),
+			          "%s: K or V changed at row %zu", m->k->name, r);
+		}
+	}
+	m->no_fuse = 0;
+	free(q);
+}
 static void check_attention_mode(int heads, int kvh, int dh, const int *lens,
                                  int NS, int maxlen, int bf16)
 {
@@ -150,6 +184,7 @@ static void check_attention_mode(int heads, int kvh, int dh, const int *lens,
 			cr_assert(!memcmp(two, ctx, (size_t)T * ldc * sizeof(float)),
 			          "%s mode %d: the two-phase path differs", v[vi]->name,
 			          mode);
+			check_in_place(m, &a, &b, ctx, ld, ldc);
 			for (int s = 0; s < NS; s++) {
 				emb_batch b1 = { seqs + s, 1, start, lens[s], lens[s] };
 				emb_attn a1 = a;

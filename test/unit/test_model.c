@@ -320,6 +320,46 @@ Test(model, batching_and_threads_bitwise)
 	free(dir);
 }
 
+/* a forward of T tokens holds one (T, q + k + v + hidden) scratch buffer
+ * and no more: the attention's context is written over Q, and the
+ * post-attention half runs in row blocks (no (T, intermediate) buffer).
+ * The buffer is rounded up to EMB_BIG_ALIGN bytes (a fresh model's
+ * first forward), so T is taken large enough that a (T, q) buffer more
+ * would show; the result is the golden's */
+Test(model, scratch_of_a_large_batch)
+{
+	char *dir = tu_fixture("qwen3-tiny");
+	int n, cnt = 0;
+	golden *g = read_golden("qwen3-tiny", "golden.jsonl", &n);
+	emb_model *m = load(dir, 2);
+	size_t T = 0, nq, nkv, want, H = (size_t)emb_model_hidden_size(m);
+	size_t granule = EMB_BIG_ALIGN / sizeof(float);
+	float *out;
+
+	nq = (size_t)m->heads * m->head_dim;
+	nkv = (size_t)m->net.kv_heads * m->head_dim;
+	cr_assert_lt(nkv, nq, "the fixture is no GQA model");
+	while (cnt < n && T * nq <= granule)
+		T += (size_t)g[cnt++].len;
+	cr_assert_gt(T * nq, granule, "too few golden tokens (%zu)", T);
+	want = T * (nq + 2 * nkv + H);
+	out = forward(m, g, 0, cnt);
+	cr_assert(m->scratch_cap >= want && m->scratch_cap < want + granule,
+	          "scratch of %zu floats for %zu tokens (%zu wanted)",
+	          m->scratch_cap, T, want);
+	for (size_t r = 0, i = 0; i < (size_t)cnt; r += (size_t)g[i++].len) {
+		if (!g[i].lhs)
+			continue;
+		for (size_t e = 0; e < (size_t)g[i].len * H; e++)
+			cr_assert(fabs(out[r * H + e] - g[i].lhs[e]) <= 1e-4,
+			          "sequence %zu element %zu", i, e);
+	}
+	free(out);
+	emb_model_free(m);
+	free_golden(g, n);
+	free(dir);
+}
+
 /* the linear-layer modes every family runs: fp32, bf16 compute, W8
  * (int8 weights, fp32 GEMM on their round trip), W8A8 */
 typedef struct fuse_mode {
