@@ -18,6 +18,11 @@ enum emb_cpu_feature {
 	 * arch_prctl ARCH_REQ_XCOMP_PERM, asked once) */
 	EMB_CPU_AMXINT8 = 1u << 9,      /* tdpbusd */
 	EMB_CPU_AMXBF16 = 1u << 10,     /* tdpbf16ps */
+	/* with EMB_CPU_AVX512BF16: vdpbf16ps runs at the rate of the fp32
+	 * FMA, so a bf16 GEMM does twice the fp32 one's products per cycle:
+	 * AMD's cores (Zen 4 measured: bench/fma-peak --bf16); Intel's run
+	 * it at half that rate (the Sapphire Rapids kind measured) */
+	EMB_CPU_BF16_FAST = 1u << 11,
 };
 
 /* the EMB_CPU_* bits of this machine (a few cpuid instructions; 0 on

@@ -98,10 +98,12 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * wait for the threads instead of two, no O(tokens) K/V buffer, and the
  * same arithmetic per element (bit-identical results).
  *
- * In the bf16 mode (prec.bf16) both GEMMs are the bf16 GEMM of the
- * kernel table: K and V^T packed as its weights (kern/bkernels.h, rounded
- * once when packed), Q and the softmax's P rounded inside the kernel;
- * scores, softmax and sums stay fp32.  The packed bf16 forms take no more
+ * In the bf16 mode (prec.bf16), and in the int8 activation modes where
+ * the kernel table says its bf16 GEMM outruns the fp32 one (bf16_attn),
+ * both GEMMs are the bf16 GEMM of the kernel table: K and V^T packed as
+ * its weights (kern/bkernels.h, rounded once when packed), Q and the
+ * softmax's P rounded inside the kernel; scores, softmax and sums stay
+ * fp32.  The packed bf16 forms take no more
  * room than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
@@ -380,10 +382,16 @@ int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
 	return emb_model_thread_scratch(m, ATTN_QB * RUP16(maxlen), err);
 }
 
+int emb_attention_bf16(const emb_model *m)
+{
+	return m->prec.bf16 || (m->prec.a8 && m->k->bf16_attn);
+}
+
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err)
 {
-	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0, m->prec.bf16 };
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0,
+	               emb_attention_bf16(m) };
 	size_t *kvoff, *task0, total = 0;
 	size_t nt = (size_t)emb_threads_count(m->tp);
 	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;

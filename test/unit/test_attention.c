@@ -260,6 +260,69 @@ Test(attention, fused_path_many_sequences)
 	check_attention(2, 2, 40, lens, 9, 64);
 }
 
+/* the int8 activation modes (W8A8, smoothed or not) run attention in
+ * bf16 over a table with bf16_attn, the bf16 mode's bits, and in fp32
+ * elsewhere, fp32's bits; W8 (int8 weights, fp32 compute) in fp32 */
+Test(attention, int8_modes_take_bf16_where_the_table_says)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni", "amx" };
+	static const int lens[] = { 7, 40, 19 };
+	emb_seq seqs[3];
+	int start[4] = { 0 }, heads = 4, kvh = 2, dh = 24, T, taken = 0;
+	const int ldc = heads * dh, ld = ldc + 2 * kvh * dh;
+
+	for (int s = 0; s < 3; s++) {
+		seqs[s] = (emb_seq){ NULL, NULL, lens[s] };
+		start[s + 1] = start[s] + lens[s];
+	}
+	T = start[3];
+	float *qkv = tu_rand_vec((size_t)T * ld, 1.5f);
+	float *want[2], *got = malloc((size_t)T * ldc * sizeof(float));
+	want[0] = malloc((size_t)T * ldc * sizeof(float));
+	want[1] = malloc((size_t)T * ldc * sizeof(float));
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		emb_attn a = {
+			.heads = heads, .kv_heads = kvh, .head_dim = dh,
+			.q = qkv, .k = qkv + ldc, .v = qkv + ldc + kvh * dh,
+			.ldq = ld, .ldk = ld, .ldv = ld, .scale = 0.2f,
+		};
+		emb_batch b = { seqs, 3, start, T, 40 };
+		emb_err err;
+		if (!k)
+			continue;
+		for (int bf = 0; bf < 2; bf++) {
+			emb_model *m = fake_model(k, 2, 40, bf);
+			cr_assert_eq(emb_attention_bf16(m), bf);
+			cr_assert_eq(emb_attention(m, want[bf], &a, &b, &err), 0, "%s",
+			             err.msg);
+			free_fake(m);
+		}
+		cr_assert(memcmp(want[0], want[1], (size_t)T * ldc * sizeof(float)),
+		          "%s: bf16 gives the fp32 bits", k->name);
+		for (int mode = 0; mode < 3; mode++) {
+			emb_model *m = fake_model(k, 2, 40, 0);
+			int bf = mode ? k->bf16_attn : 0;
+			m->prec.w8 = 1;
+			m->prec.a8 = (unsigned char)mode;
+			cr_assert_eq(emb_attention_bf16(m), bf, "%s mode %d", k->name,
+			             mode);
+			cr_assert_eq(emb_attention(m, got, &a, &b, &err), 0, "%s",
+			             err.msg);
+			cr_assert(!memcmp(got, want[bf], (size_t)T * ldc *
+			                  sizeof(float)), "%s a8 %d: not the %s bits",
+			          k->name, mode, bf ? "bf16" : "fp32");
+			taken += bf;
+			free_fake(m);
+		}
+	}
+	free(qkv); free(got); free(want[0]); free(want[1]);
+	if (!taken)
+		cr_skip_test("no kernel table here runs the int8 modes' attention "
+		             "in bf16 (fp32 checked in each)");
+}
+
 /* the bf16 mode over a table without the bf16 GEMM is refused, not run
  * in fp32 */
 Test(attention, bf16_needs_the_bf16_gemm)

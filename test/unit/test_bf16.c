@@ -34,6 +34,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +489,64 @@ Test(bf16, tables_have_a_bf16_gemm)
 	}
 	if (emb_gemm_bf16_avx512() && emb_kernels_get("avx512"))
 		cr_assert_str_eq(emb_kernels_get("avx512")->bf16_name, "avx512bf16");
+}
+
+/* /proc/cpuinfo's first line that starts with KEY contains WORD (as a
+ * whole word); -1: no such line or no /proc/cpuinfo */
+static int cpuinfo_has(const char *key, const char *word)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			char *p = strchr(line, ':');
+			r = 0;
+			for (p = p ? strtok(p + 1, " \t\n") : NULL; p;
+			     p = strtok(NULL, " \t\n"))
+				if (!strcmp(p, word))
+					r = 1;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+/* attention in the int8 modes runs in bf16 exactly where the table's
+ * bf16 GEMM is the AVX-512 BF16 one on a CPU whose vdpbf16ps runs at the
+ * FMA's rate (AMD's): never over the portable, AVX2 or AMX GEMMs */
+Test(bf16, attention_in_bf16_for_int8_where_fast)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+	                                    "avx512", "vnni", "amx" };
+	unsigned cpu = emb_cpu_features();
+	int amd = cpuinfo_has("vendor_id", "AuthenticAMD");
+	int bf = cpuinfo_has("flags", "avx512_bf16");
+
+	/* the vendor test against the kernel's own account */
+	if (amd >= 0 && bf >= 0 && (cpu & EMB_CPU_AVX512))
+		cr_assert_eq(!!(cpu & EMB_CPU_BF16_FAST), amd == 1 && bf == 1,
+		             "BF16_FAST %d, AMD %d, avx512_bf16 %d",
+		             !!(cpu & EMB_CPU_BF16_FAST), amd, bf);
+	if (cpu & EMB_CPU_BF16_FAST)
+		cr_assert(cpu & EMB_CPU_AVX512BF16);
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		int want;
+		if (!k)
+			continue;
+		want = !strcmp(k->bf16_name, "avx512bf16") &&
+		       (cpu & EMB_CPU_BF16_FAST);
+		cr_assert_eq(k->bf16_attn, want, "%s (bf16 GEMM %s)", isas[i],
+		             k->bf16_name);
+	}
+	if (!(cpu & EMB_CPU_BF16_FAST))
+		cr_skip_test("this CPU runs vdpbf16ps at half the FMA rate or "
+		             "lacks it: every table keeps fp32 attention in the "
+		             "int8 modes (checked)");
 }
 
 Test(bf16, model_linear_layers)
