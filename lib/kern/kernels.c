@@ -214,14 +214,32 @@ static int find_ge_scalar(const float *row, const float *inv, int n, float bar)
 /* ---- end of the vector search kernels ---- */
 
 // y (n) = g (n) * x (n) / sqrt(mean(x^2) + eps)
+/*
+ * The sum of squares every table's RMSNorm takes, in one order: 16
+ * partial sums (element i into sum i mod 16, each square rounded, then
+ * added), folded as a tree: sum i + sum i+8, then i + i+4, i + i+2,
+ * i + i+1.  The AVX2 and AVX-512 versions keep the 16 sums in lanes and
+ * fold them in the same steps, so all give the same bits.
+ */
+float emb_rmsnorm_sumsq(const float *x, int n)
+{
+	float acc[16] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		float sq = x[i] * x[i];
+		acc[i % 16] += sq;
+	}
+	for (int w = 8; w >= 1; w /= 2)
+		for (int i = 0; i < w; i++)
+			acc[i] += acc[i + w];
+	return acc[0];
+}
+
 void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
                         float eps)
 {
-	float sum = 0, r;
+	float r = 1.0f / sqrtf(emb_rmsnorm_sumsq(x, n) / (float)n + eps);
 
-	for (int i = 0; i < n; i++)
-		sum += x[i] * x[i];
-	r = 1.0f / sqrtf(sum / (float)n + eps);
 	for (int i = 0; i < n; i++)
 		y[i] = g[i] * (x[i] * r);
 }

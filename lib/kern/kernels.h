@@ -74,8 +74,9 @@ typedef struct emb_kernels {
 	                  const float *b, int n, float eps);
 	/* y (n) = g * (x / sqrt(mean(x^2) + eps)), one row, float32 as
 	 * torch; y may be x.  Gemma's (1 + w): g holds 1 + w (added once at
-	 * load).  Every table's is the scalar one (emb_rmsnorm_scalar), so
-	 * the bits do not depend on the instruction set */
+	 * load).  Every version sums the squares in emb_rmsnorm_sumsq's
+	 * order and scales each element as emb_rmsnorm_scalar does, so the
+	 * bits do not depend on the instruction set */
 	void (*rmsnorm)(float *y, const float *x, const float *g, int n,
 	                float eps);
 	/* x (n) in place: 0.5 x (1 + erf(x / sqrt 2)) */
@@ -186,7 +187,11 @@ const emb_kernels *emb_kernels_get(const char *isa);
 struct emb_err;
 int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
 
-/* the portable RMSNorm (the rmsnorm member of every table) */
+/* the sum of x (n)'s squares in the one order every RMSNorm uses (16
+ * partial sums, element i into sum i mod 16, folded i + i+8, i + i+4,
+ * i + i+2, i + i+1) */
+float emb_rmsnorm_sumsq(const float *x, int n);
+/* the portable RMSNorm (the scalar table's rmsnorm, the oracle) */
 void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
                         float eps);
 

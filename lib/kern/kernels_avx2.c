@@ -238,6 +238,33 @@ static void gemm_act_avx2(float *y, int ldy, const float *x, int ldx,
 	}
 }
 
+/* emb_rmsnorm_scalar's bits: the 16 partial sums of squares in two
+ * registers (elements i mod 16 < 8 and >= 8), folded lo + hi, then as
+ * hsum folds (i + i+4, i + i+2, i + i+1); no fused multiply-add */
+static void rmsnorm_avx2(float *y, const float *x, const float *g, int n,
+                         float eps)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, rv;
+	float r;
+	int i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+		a0 = _mm256_add_ps(a0, _mm256_mul_ps(v0, v0));
+		a1 = _mm256_add_ps(a1, _mm256_mul_ps(v1, v1));
+	}
+	if (i < n) {    /* lanes past n add 0 * 0 */
+		__m256 v0 = ld(x + i, n - i), v1 = ld(x + i + 8, n - i - 8);
+		a0 = _mm256_add_ps(a0, _mm256_mul_ps(v0, v0));
+		a1 = _mm256_add_ps(a1, _mm256_mul_ps(v1, v1));
+	}
+	r = 1.0f / sqrtf(hsum(_mm256_add_ps(a0, a1)) / (float)n + eps);
+	rv = _mm256_set1_ps(r);
+	for (i = 0; i < n; i += 8)
+		st(y + i, _mm256_mul_ps(ld(g + i, n - i),
+		                        _mm256_mul_ps(ld(x + i, n - i), rv)), n - i);
+}
+
 static void layernorm_avx2(float *y, const float *x, const float *g,
                            const float *b, int n, float eps)
 {
@@ -463,7 +490,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.gemm = gemm_avx2,
 	.gemm_act = gemm_act_avx2,
 	.layernorm = layernorm_avx2,
-	.rmsnorm = emb_rmsnorm_scalar,
+	.rmsnorm = rmsnorm_avx2,
 	.gelu = gelu_avx2,
 	.gelu_tanh = gelu_tanh_avx2,
 	.relu = relu_avx2,

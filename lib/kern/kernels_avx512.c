@@ -224,6 +224,41 @@ INLINE float hsum(__m512 v)
 	return _mm512_reduce_add_ps(v);
 }
 
+/* emb_rmsnorm_scalar's bits: the 16 partial sums of squares in one
+ * register, folded hi 256 + lo 256 (i + i+8), then i + i+4, i + i+2,
+ * i + i+1 as the scalar tree; no fused multiply-add */
+static void rmsnorm_avx512(float *y, const float *x, const float *g, int n,
+                           float eps)
+{
+	__m512 a = _mm512_setzero_ps(), rv;
+	__m256 h;
+	__m128 q;
+	float r;
+	int i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_loadu_ps(x + i);
+		a = _mm512_add_ps(a, _mm512_mul_ps(v, v));
+	}
+	if (i < n) {    /* lanes past n add 0 * 0 */
+		__m512 v = _mm512_maskz_loadu_ps(lanes(n - i), x + i);
+		a = _mm512_add_ps(a, _mm512_mul_ps(v, v));
+	}
+	h = _mm256_add_ps(_mm512_castps512_ps256(a),
+	                  _mm512_extractf32x8_ps(a, 1));
+	q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+	q = _mm_add_ss(q, _mm_movehdup_ps(q));
+	r = 1.0f / sqrtf(_mm_cvtss_f32(q) / (float)n + eps);
+	rv = _mm512_set1_ps(r);
+	for (i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		_mm512_mask_storeu_ps(y + i, mk, _mm512_mul_ps(
+			_mm512_maskz_loadu_ps(mk, g + i),
+			_mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), rv)));
+	}
+}
+
 static void layernorm_avx512(float *y, const float *x, const float *g,
                              const float *b, int n, float eps)
 {
@@ -399,7 +434,7 @@ const emb_kernels emb_kernels_avx512 = {
 	.gemm = gemm_avx512,
 	.gemm_act = gemm_act_avx512,
 	.layernorm = layernorm_avx512,
-	.rmsnorm = emb_rmsnorm_scalar,
+	.rmsnorm = rmsnorm_avx512,
 	.gelu = gelu_avx512,
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,

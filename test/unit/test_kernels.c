@@ -475,6 +475,63 @@ Test(kernels, rmsnorm_every_table)
 	}
 }
 
+/* the documented order of the sum of squares: 16 partial sums (i mod
+ * 16), folded i + i+8, i + i+4, i + i+2, i + i+1; and every table's
+ * RMSNorm bit for bit the scalar one on rows of every length class with
+ * zeros, huge values (squares overflowing to inf), subnormals and NaN */
+Test(kernels, rmsnorm_order_and_special_values)
+{
+	static const int ns[] = { 1, 5, 15, 16, 17, 24, 31, 32, 33, 48, 128,
+	                          256, 384, 768, 1024, 1537 };
+	const char *isas[] = { "avx2", "avxvnni", "avx512", "vnni", "amx" };
+
+	for (size_t t = 0; t < sizeof(ns) / sizeof(ns[0]); t++) {
+		int n = ns[t];
+		float *x = tu_rand_vec(n, 3.0f), *g = tu_rand_vec(n, 1.0f);
+		float *y0 = malloc(n * sizeof(float)), *y1 = malloc(n * sizeof(float));
+		float p[16] = { 0 }, q[8], r4[4], r2[2];
+
+		for (int i = 0; i < n; i++) {
+			float sq = x[i] * x[i];
+			p[i % 16] = p[i % 16] + sq;
+		}
+		for (int i = 0; i < 8; i++)
+			q[i] = p[i] + p[i + 8];
+		for (int i = 0; i < 4; i++)
+			r4[i] = q[i] + q[i + 4];
+		r2[0] = r4[0] + r4[2];
+		r2[1] = r4[1] + r4[3];
+		cr_assert_eq(emb_rmsnorm_sumsq(x, n), r2[0] + r2[1], "n=%d", n);
+		for (int kind = 0; kind < 5; kind++) {
+			float *z = malloc(n * sizeof(float));
+			memcpy(z, x, n * sizeof(float));
+			if (kind == 1)
+				memset(z, 0, n * sizeof(float));
+			if (kind == 2)
+				z[n / 2] = 3e30f;       /* its square is inf */
+			if (kind == 3)
+				for (int i = 0; i < n; i++)
+					z[i] = (float)(i % 5) * 1.4e-45f;
+			if (kind == 4)
+				z[n - 1] = NAN;
+			emb_kernels_scalar.rmsnorm(y0, z, g, n, 1e-6f);
+			for (size_t v = 0; v < sizeof(isas) / sizeof(isas[0]); v++) {
+				const emb_kernels *k = emb_kernels_get(isas[v]);
+				if (!k)
+					continue;
+				k->rmsnorm(y1, z, g, n, 1e-6f);
+				for (int i = 0; i < n; i++)
+					cr_assert(!memcmp(&y0[i], &y1[i], sizeof(float)) ||
+					          (isnan(y0[i]) && isnan(y1[i])),
+					          "%s n=%d kind %d at %d: %a vs %a", isas[v],
+					          n, kind, i, y1[i], y0[i]);
+			}
+			free(z);
+		}
+		free(x); free(g); free(y0); free(y1);
+	}
+}
+
 Test(kernels, layernorm_scalar_values)
 {
 	float x[4] = { 1, 2, 3, 4 }, g[4] = { 1, 1, 2, 1 }, b[4] = { 0, 0, 0, 1 }, y[4];
