@@ -334,13 +334,9 @@ u8_rows_avx2(uint8_t *u, int ldu, float *xs, int32_t *xz, const float *x,
 				hi = v;
 		}
 		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
-		if (!((hi > -lo ? hi : -lo) * inv < 16384.0f)) {
-			if (cs)
-				emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i],
-				                            r, ldx, 1, k, cs);
-			else
-				emb_u8_quantize_rows(o, ldu, &xs[i], &xz[i], r,
-				                     ldx, 1, k);
+		if (!emb_u8_row_fits(lo, hi, inv)) {
+			emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i], r, ldx,
+			                            1, k, cs);
 			continue;
 		}
 		xz[i] = z;

@@ -288,13 +288,9 @@ INL void u8_rows_avx512(uint8_t *u, int ldu, float *xs, int32_t *xz,
 		int32_t z;
 		row_range(&lo, &hi, r, cs, k);
 		emb_u8_row_params(&xs[i], &inv, &z, lo, hi);
-		if (!((hi > -lo ? hi : -lo) * inv < 16384.0f)) {
-			if (cs)
-				emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i],
-				                            r, ldx, 1, k, cs);
-			else
-				emb_u8_quantize_rows(o, ldu, &xs[i], &xz[i], r,
-				                     ldx, 1, k);
+		if (!emb_u8_row_fits(lo, hi, inv)) {
+			emb_u8_quantize_rows_scaled(o, ldu, &xs[i], &xz[i], r, ldx,
+			                            1, k, cs);
 			continue;
 		}
 		xz[i] = z;

@@ -52,7 +52,8 @@ emb_u8_quant_fn emb_u8_quantize_avx2(void);
  * The smoothed row quantizer (SmoothQuant: per-input-channel scales
  * migrated into the weights): emb_u8_quantize_rows of the rows x * cs,
  * column kk of every row times cs[kk] (a float32 multiply, the same in
- * every version), without writing x * cs anywhere:
+ * every version), without writing x * cs anywhere (cs NULL: exactly
+ * emb_u8_quantize_rows):
  * x (rows, k) stride ldx, cs (k) -> u (rows, kp) stride ldu, xs, xz (rows)
  */
 void emb_u8_quantize_rows_scaled(uint8_t *u, int ldu, float *xs, int32_t *xz,
@@ -76,6 +77,15 @@ static inline void emb_u8_row_params(float *xs, float *inv, int32_t *xz,
 	*xs = s;
 	*inv = 1.0f / s;
 	*xz = z > 0 ? (z < 255 ? (int32_t)z : 255) : 0;
+}
+
+/* whether a row of range [lo, hi] and inverse scale inv can take the
+ * SIMD quantizers' integer path: |x * inv| far inside int16, as it is
+ * whenever the row's scale is a normal float; a row whose range
+ * underflows the scale goes to the scalar quantizer */
+static inline int emb_u8_row_fits(float lo, float hi, float inv)
+{
+	return (hi > -lo ? hi : -lo) * inv < 16384.0f;
 }
 
 /* y (m, n) = the formula above; wp starts at a panel boundary; ws, wsum,
