@@ -103,8 +103,8 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * both GEMMs are the bf16 GEMM of the kernel table: K and V^T packed as
  * its weights (kern/bkernels.h, rounded once when packed), Q and the
  * softmax's P rounded inside the kernel; scores, softmax and sums stay
- * fp32.  The packed bf16 forms take no more
- * room than the fp32 ones and sit at the same offsets.
+ * fp32.  The packed bf16 forms take no more room than the fp32 ones and
+ * sit at the same offsets.
  */
 #define ATTN_QB 32
 #define RUP16(x) (((size_t)(x) + 15) / 16 * 16)

@@ -598,9 +598,8 @@ static void add_rows(const emb_model *m, float *h, const float *x, size_t T,
 /*
  * The post-attention half of n rows (the formulas above), written once:
  * h (n,H) the residual stream, ctx (n,Hc) the attention output (row
- * stride ldc), t (n,H)
- * and mid (n,U) [then g (n,I) when gated] scratch, out (n,H) the next
- * norm's output (p->next).
+ * stride ldc), t (n,H) and mid (n,U) [then g (n,I) when gated] scratch,
+ * out (n,H) the next norm's output (p->next).
  */
 static void post_half(const post_exec *e, float *h, const float *ctx,
                       int ldc, float *t, float *mid, float *out, int n,

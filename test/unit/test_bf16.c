@@ -496,7 +496,7 @@ Test(bf16, tables_have_a_bf16_gemm)
 static int cpuinfo_has(const char *key, const char *word)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[8192];
+	static char line[1 << 16];      /* the flags line, whole */
 	int r = -1;
 
 	if (!f)
