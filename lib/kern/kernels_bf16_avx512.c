@@ -64,29 +64,77 @@ R512 INL __m512i pairs(__m512i e, __m512i o)
 	                                        _mm512_set1_epi32((int)0xffff0000u)));
 }
 
-/* bkernels.h's emb_bf16_pack_rows: W (n,k) rows ldw apart; for each
- * panel's pair, the 16 rows' two elements gathered */
+/* r[0..16): 16 rows of 16 lanes -> their transpose, in place (r[j]
+ * lane i = r[i] lane j before) */
+R512 INL void transpose16(__m512i r[16])
+{
+	__m512i t[16];
+
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	for (int i = 0; i < 16; i += 4) {
+		r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+		r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+		r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+		r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+	}
+	// now block q (128 bits) of r[4b + d] is column 4q + d of rows
+	// 4b .. 4b+3: a 4 x 4 transpose of blocks puts them in place
+	for (int i = 0; i < 4; i++) {
+		t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xdd);
+		t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xdd);
+	}
+	for (int i = 0; i < 4; i++) {
+		r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+		r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
+		r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+		r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xdd);
+	}
+}
+
+/* bkernels.h's emb_bf16_pack_rows: W (n,k) rows ldw apart; 16 rows x
+ * 32 elements at a time: each row's 16 pairs rounded, then the 16 x 16
+ * pairs transposed so that each pair's 16 rows are one 64-byte line */
 R512 static void pack_rows_avx512(uint16_t *wb, const float *w, int ldw,
                                   int n, int k)
 {
-	const __m512i row = _mm512_mullo_epi32(_mm512_set1_epi32(ldw),
-		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-		                  14, 15));
-	const __m512i z = _mm512_setzero_si512();
+	static const uint16_t odd[32] = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+		21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43, 45, 47, 49, 51,
+		53, 55, 57, 59, 61, 63 };
+	const __m512i hi = _mm512_loadu_si512((const void *)odd);
+	int k2 = (k + 1) / 2 * 2;
 
-	if (ldw > INT32_MAX / 16) {
-		emb_bf16_pack_rows(wb, w, ldw, n, k);
-		return;
-	}
-	for (int p = 0; p < n; p += 16, wb += (size_t)16 * ((k + 1) / 2 * 2)) {
-		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
-		                           (1u << (n - p)) - 1);
-		const float *w0 = w + (size_t)p * ldw;
-		for (int kk = 0; kk < k; kk += 2) {
-			__m512i e = _mm512_mask_i32gather_epi32(z, mk, row, w0 + kk, 4);
-			__m512i o = kk + 1 < k ?
-				_mm512_mask_i32gather_epi32(z, mk, row, w0 + kk + 1, 4) : z;
-			_mm512_storeu_si512((void *)(wb + (size_t)kk * 16), pairs(e, o));
+	for (int p = 0; p < n; p += 16, wb += (size_t)16 * k2) {
+		int nr = n - p < 16 ? n - p : 16;
+		for (int kk = 0; kk < k; kk += 32) {
+			__mmask16 m0 = (__mmask16)(k - kk >= 16 ? 0xffff :
+			                           (1u << (k - kk)) - 1);
+			__mmask16 m1 = (__mmask16)(k - kk >= 32 ? 0xffff :
+			                           k - kk <= 16 ? 0 :
+			                           (1u << (k - kk - 16)) - 1);
+			int np = (k2 - kk) / 2 < 16 ? (k2 - kk) / 2 : 16;
+			__m512i r[16];
+
+			for (int c = 0; c < 16; c++) {
+				const float *src = w + (size_t)(p + c) * ldw + kk;
+				if (c >= nr) {
+					r[c] = _mm512_setzero_si512();
+					continue;
+				}
+				// row c's pairs kk/2 .. kk/2+15: the high halves
+				// of the rounded lanes, in order
+				r[c] = _mm512_permutex2var_epi16(
+					round_hi(_mm512_maskz_loadu_epi32(m0, src)), hi,
+					round_hi(_mm512_maskz_loadu_epi32(m1, src + 16)));
+			}
+			transpose16(r);
+			for (int g = 0; g < np; g++)
+				_mm512_storeu_si512((void *)(wb + (size_t)(kk + 2 * g) * 16),
+				                    r[g]);
 		}
 	}
 }

@@ -152,7 +152,8 @@ static void check_pack_rt(emb_bf16_pack_rows_fn pr, emb_bf16_pack_cols_fn pc,
 {
 	static const int shapes[][2] = { { 1, 1 }, { 19, 7 }, { 16, 32 },
 	                                 { 37, 33 }, { 5, 64 }, { 32, 2 },
-	                                 { 17, 300 } };
+	                                 { 17, 300 }, { 48, 64 }, { 21, 256 },
+	                                 { 16, 31 }, { 7, 62 } };
 
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		int n = shapes[s][0], k = shapes[s][1], ldw = k + 3, ldx = n + 5;
