@@ -140,6 +140,37 @@ static void softmax_scalar(float *x, int n, float scale)
 		x[i] *= inv;
 }
 
+/* acc[0..16) folded i + i+8, i + i+4, i + i+2, i + i+1 (in place) */
+static float fold16(float acc[16])
+{
+	for (int w = 8; w >= 1; w /= 2)
+		for (int i = 0; i < w; i++)
+			acc[i] += acc[i + w];
+	return acc[0];
+}
+
+/* kernels.h's softmax_bf16: the oracle of the formula there */
+static float softmax_bf16_scalar(float *x, int n, float scale)
+{
+	float mx = -INFINITY, a = scale * EMB_LOG2E_F, b, acc[16] = { 0 };
+
+	for (int i = 0; i < n; i++)
+		if (x[i] > mx)
+			mx = x[i];
+	b = -(mx * a);
+	for (int i = 0; i < n; i++) {
+		float t = fmaf(x[i], a, b), r, f, p;
+		t = t > -125.0f ? t : -125.0f;
+		r = nearbyintf(t);
+		f = t - r;
+		p = fmaf(fmaf(fmaf(EMB_EXP2_C3, f, EMB_EXP2_C2), f, EMB_EXP2_C1),
+		         f, EMB_EXP2_C0);
+		x[i] = ldexpf(p, (int)r);
+		acc[i % 16] += x[i];
+	}
+	return 1.0f / fold16(acc);
+}
+
 static void add_scalar(float *y, const float *x, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -229,10 +260,7 @@ float emb_rmsnorm_sumsq(const float *x, int n)
 		float sq = x[i] * x[i];
 		acc[i % 16] += sq;
 	}
-	for (int w = 8; w >= 1; w /= 2)
-		for (int i = 0; i < w; i++)
-			acc[i] += acc[i + w];
-	return acc[0];
+	return fold16(acc);
 }
 
 void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
@@ -254,6 +282,7 @@ const emb_kernels emb_kernels_scalar = {
 	.gelu_tanh = gelu_tanh_scalar,
 	.relu = relu_scalar,
 	.softmax = softmax_scalar,
+	.softmax_bf16 = softmax_bf16_scalar,
 	.add = add_scalar,
 	.dot = dot_scalar,
 	.axpy = axpy_scalar,

@@ -87,6 +87,15 @@ typedef struct emb_kernels {
 	void (*relu)(float *x, int n);
 	/* x (n) in place: softmax(x * scale) */
 	void (*softmax)(float *x, int n, float scale);
+	/*
+	 * x (n, finite) in place: e = exp(x * scale - max(x) * scale) within
+	 * 7.5e-5 relative (emb_exp2_cubic), not normalized; returns 1 / the
+	 * sum of e (summed in emb_rmsnorm_sumsq's order), so every table
+	 * gives the same bits.  scale > 0.  The softmax of attention in the
+	 * bf16 and int8 modes, whose P the bf16 GEMM rounds to 8 bits next
+	 * (2^-9 relative): the caller scales P V's rows by the result
+	 */
+	float (*softmax_bf16)(float *x, int n, float scale);
 	/* y (n) += x (n) */
 	void (*add)(float *y, const float *x, int n);
 	/* a (n) . b (n) */
@@ -191,6 +200,19 @@ int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
  * partial sums, element i into sum i mod 16, folded i + i+8, i + i+4,
  * i + i+2, i + i+1) */
 float emb_rmsnorm_sumsq(const float *x, int n);
+/*
+ * softmax_bf16's exponential, the one formula of every version: with
+ * a = scale log2(e) and m = max(x), t = max(fma(x, a, -(m a)), -125),
+ * n = t rounded to nearest even, f = t - n (exact), and
+ *   e = 2^n ((( C3 f + C2) f + C1) f + C0)   (each step a fused
+ * multiply-add; the scaling exact: e stays normal)
+ * the cubic a fit of 2^f on [-1/2, 1/2] to 7.5e-5 relative
+ */
+#define EMB_EXP2_C0 9.999280572e-01f
+#define EMB_EXP2_C1 6.932609677e-01f
+#define EMB_EXP2_C2 2.426111549e-01f
+#define EMB_EXP2_C3 5.517166108e-02f
+#define EMB_LOG2E_F 1.44269504088896341f
 /* the portable RMSNorm (the scalar table's rmsnorm, the oracle) */
 void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,
                         float eps);

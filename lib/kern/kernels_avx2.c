@@ -339,6 +339,57 @@ static void softmax_avx2(float *x, int n, float scale)
 		st(x + i, _mm256_mul_ps(ld(x + i, n - i), iv), n - i);
 }
 
+/* 8 lanes of kernels.h's softmax_bf16 exponential from t = x a + b */
+INLINE __m256 exp2_cubic256(__m256 v, __m256 av, __m256 bv)
+{
+	__m256 t = _mm256_max_ps(_mm256_fmadd_ps(v, av, bv),
+	                         _mm256_set1_ps(-125.0f));
+	__m256 r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT |
+	                              _MM_FROUND_NO_EXC);
+	__m256 f = _mm256_sub_ps(t, r);
+	__m256 p = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(
+		_mm256_set1_ps(EMB_EXP2_C3), f, _mm256_set1_ps(EMB_EXP2_C2)), f,
+		_mm256_set1_ps(EMB_EXP2_C1)), f, _mm256_set1_ps(EMB_EXP2_C0));
+	/* 2^r as a float (r in [-125, 1]): an exact product */
+	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r),
+	                              _mm256_set1_epi32(127)), 23);
+
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* kernels.h's softmax_bf16, the scalar one's bits: partial sums i mod
+ * 16 in two registers (as rmsnorm_avx2's) */
+static float softmax_bf16_avx2(float *x, int n, float scale)
+{
+	__m256 mx = _mm256_set1_ps(-INFINITY), s0 = _mm256_setzero_ps(), s1 = s0;
+	__m256 av, bv;
+	float a = scale * EMB_LOG2E_F;
+
+	for (int i = 0; i < n; i += 8) {
+		__m256 v = ld(x + i, n - i);
+		if (n - i < 8)
+			v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+			                     _mm256_castsi256_ps(lanes(n - i)));
+		mx = _mm256_max_ps(mx, v);
+	}
+	av = _mm256_set1_ps(a);
+	bv = _mm256_set1_ps(-(hmax(mx) * a));
+	for (int i = 0; i < n; i += 16) {
+		__m256 e0 = exp2_cubic256(ld(x + i, n - i), av, bv);
+		__m256 e1 = exp2_cubic256(ld(x + i + 8, n - i - 8), av, bv);
+		if (n - i < 16) {
+			e0 = _mm256_and_ps(e0, _mm256_castsi256_ps(lanes(n - i)));
+			e1 = _mm256_and_ps(e1, _mm256_castsi256_ps(lanes(n - i - 8)));
+		}
+		st(x + i, e0, n - i);
+		if (n - i > 8)
+			st(x + i + 8, e1, n - i - 8);
+		s0 = _mm256_add_ps(s0, e0);
+		s1 = _mm256_add_ps(s1, e1);
+	}
+	return 1.0f / hsum(_mm256_add_ps(s0, s1));
+}
+
 static void add_avx2(float *y, const float *x, int n)
 {
 	for (int i = 0; i < n; i += 8)
@@ -495,6 +546,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.gelu_tanh = gelu_tanh_avx2,
 	.relu = relu_avx2,
 	.softmax = softmax_avx2,
+	.softmax_bf16 = softmax_bf16_avx2,
 	.add = add_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,

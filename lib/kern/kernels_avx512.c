@@ -224,6 +224,20 @@ INLINE float hsum(__m512 v)
 	return _mm512_reduce_add_ps(v);
 }
 
+/* kernels.c's fold16 of the 16 lanes: hi 256 + lo 256 (i + i+8), then
+ * i + i+4, i + i+2, i + i+1 */
+INLINE float fold16(__m512 a)
+{
+	__m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+	                         _mm512_extractf32x8_ps(a, 1));
+	__m128 q = _mm_add_ps(_mm256_castps256_ps128(h),
+	                      _mm256_extractf128_ps(h, 1));
+
+	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+	q = _mm_add_ss(q, _mm_movehdup_ps(q));
+	return _mm_cvtss_f32(q);
+}
+
 /* emb_rmsnorm_scalar's bits: the 16 partial sums of squares in one
  * register, folded hi 256 + lo 256 (i + i+8), then i + i+4, i + i+2,
  * i + i+1 as the scalar tree; no fused multiply-add */
@@ -231,8 +245,6 @@ static void rmsnorm_avx512(float *y, const float *x, const float *g, int n,
                            float eps)
 {
 	__m512 a = _mm512_setzero_ps(), rv;
-	__m256 h;
-	__m128 q;
 	float r;
 	int i;
 
@@ -244,12 +256,7 @@ static void rmsnorm_avx512(float *y, const float *x, const float *g, int n,
 		__m512 v = _mm512_maskz_loadu_ps(lanes(n - i), x + i);
 		a = _mm512_add_ps(a, _mm512_mul_ps(v, v));
 	}
-	h = _mm256_add_ps(_mm512_castps512_ps256(a),
-	                  _mm512_extractf32x8_ps(a, 1));
-	q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-	q = _mm_add_ss(q, _mm_movehdup_ps(q));
-	r = 1.0f / sqrtf(_mm_cvtss_f32(q) / (float)n + eps);
+	r = 1.0f / sqrtf(fold16(a) / (float)n + eps);
 	rv = _mm512_set1_ps(r);
 	for (i = 0; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
@@ -352,6 +359,40 @@ static void softmax_avx512(float *x, int n, float scale)
 	}
 }
 
+/* kernels.h's softmax_bf16, the scalar one's bits: lane i mod 16 holds
+ * partial sum i mod 16 (lanes past n add 0) */
+static float softmax_bf16_avx512(float *x, int n, float scale)
+{
+	const __m512 lo = _mm512_set1_ps(-125.0f);
+	const __m512 c0 = _mm512_set1_ps(EMB_EXP2_C0);
+	const __m512 c1 = _mm512_set1_ps(EMB_EXP2_C1);
+	const __m512 c2 = _mm512_set1_ps(EMB_EXP2_C2);
+	const __m512 c3 = _mm512_set1_ps(EMB_EXP2_C3);
+	__m512 mx = _mm512_set1_ps(-INFINITY), s = _mm512_setzero_ps(), av, bv;
+	float a = scale * EMB_LOG2E_F;
+
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
+	}
+	av = _mm512_set1_ps(a);
+	bv = _mm512_set1_ps(-(_mm512_reduce_max_ps(mx) * a));
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 t = _mm512_max_ps(_mm512_fmadd_ps(
+			_mm512_maskz_loadu_ps(mk, x + i), av, bv), lo);
+		__m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT |
+		                                   _MM_FROUND_NO_EXC);
+		__m512 f = _mm512_sub_ps(t, r);
+		__m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(c3, f, c2),
+		                                           f, c1), f, c0);
+		__m512 e = _mm512_maskz_mov_ps(mk, _mm512_scalef_ps(p, r));
+		_mm512_mask_storeu_ps(x + i, mk, e);
+		s = _mm512_add_ps(s, e);
+	}
+	return 1.0f / fold16(s);
+}
+
 static void add_avx512(float *y, const float *x, int n)
 {
 	for (int i = 0; i < n; i += 16) {
@@ -439,6 +480,7 @@ const emb_kernels emb_kernels_avx512 = {
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,
 	.softmax = softmax_avx512,
+	.softmax_bf16 = softmax_bf16_avx512,
 	.add = add_avx512,
 	.dot = dot_avx512,
 	.axpy = axpy_avx512,

@@ -101,10 +101,13 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * In the bf16 mode (prec.bf16), and in the int8 activation modes where
  * the kernel table says its bf16 GEMM outruns the fp32 one (bf16_attn),
  * both GEMMs are the bf16 GEMM of the kernel table: K and V^T packed as
- * its weights (kern/bkernels.h, rounded once when packed), Q and the
- * softmax's P rounded inside the kernel; scores, softmax and sums stay
- * fp32.  The packed bf16 forms take no more room than the fp32 ones and
- * sit at the same offsets.
+ * its weights (kern/bkernels.h, rounded once when packed), Q and P
+ * rounded inside the kernel.  The softmax is the table's softmax_bf16:
+ * P holds each row's exponentials, not normalized (to 7.5e-5, well
+ * inside the bf16 rounding that follows), and each context row is
+ * scaled by its 1 / sum after P V: no third pass over the scores.
+ * Scores and sums stay fp32.  The packed bf16 forms take no more room
+ * than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
 #define RUP16(x) (((size_t)(x) + 15) / 16 * 16)
@@ -244,6 +247,7 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 	int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
 	int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
 	int kh = h / (a->heads / a->kv_heads), kb0, kb1, lo, hi, lds;
+	float inv[ATTN_QB];     /* bf16: 1 / sum of each row's exponentials */
 	const float *kp = kvs + (size_t)kh * kv_size(len, dh);
 	const float *vp = kp + RUP16(len) * (size_t)dh;
 	const float *q = a->q + (size_t)(r0 + i0) * a->ldq + (size_t)h * dh;
@@ -261,23 +265,29 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 		k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
 		        kb1 - kb0, dh);
 	for (int i = i0; i < i1; i++) {
-		float *row = s + (size_t)(i - i0) * lds;
+		float *row = s + (size_t)(i - i0) * lds, sc = a->scale;
 		key_range(a, i, len, &lo, &hi);
 		if (a->relbias) {   /* scores * scale + bias[h][j - i] */
 			const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
 			                  (a->rel_max - 1 - i);
 			for (int jj = lo; jj < hi; jj++)
 				row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
-			k->softmax(row + (lo - kb0), hi - lo, 1.0f);
-		} else {
-			k->softmax(row + (lo - kb0), hi - lo, a->scale);
+			sc = 1.0f;
 		}
+		if (j->bf16)
+			inv[i - i0] = k->softmax_bf16(row + (lo - kb0), hi - lo, sc);
+		else
+			k->softmax(row + (lo - kb0), hi - lo, sc);
 		memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
 		memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
 	}
 	if (j->bf16) {
+		// (e V) rows, then each scaled by its 1 / sum(e)
 		pv_bf16(j, c, ldc, s, lds, (const uint16_t *)kp +
 		        kb_size(len, dh), i1 - i0, kb0, kb1, len);
+		for (int i = 0; i < i1 - i0; i++)
+			for (int d = 0; d < dh; d++)
+				c[(size_t)i * ldc + d] *= inv[i];
 		return;
 	}
 	if (kb0 == 0 && kb1 == len) {

@@ -24,12 +24,17 @@ static double rbf(double v)    /* v as float, rounded to bf16 */
 	return emb_bf16_to_f32(emb_f32_to_bf16_ftz((float)v));
 }
 
-/* bf: Q, K and V rounded to bf16, and the softmax's P */
+/* bf: Q, K and V rounded to bf16, and the softmax as the bf16 path
+ * computes it: the scalar table's softmax_bf16 over the row's allowed
+ * scores (as floats), its exponentials rounded to bf16, the sum scaled
+ * by the 1 / sum it returns */
 static void ref_attention(double *ctx, const emb_attn *a, int r0, int len,
                           int bf)
 {
 	int dh = a->head_dim, ldc = a->heads * dh, group = a->heads / a->kv_heads;
 	double *p = malloc(sizeof(double) * len);
+	float *e = malloc(sizeof(float) * len), inv = 1.0f;
+	int j0;
 
 	for (int h = 0; h < a->heads; h++)
 		for (int i = 0; i < len; i++) {
@@ -47,19 +52,31 @@ static void ref_attention(double *ctx, const emb_attn *a, int r0, int len,
 				p[j] = ok ? s * a->scale : -INFINITY;
 				mx = fmax(mx, p[j]);
 			}
-			for (int j = 0; j < len; j++)
-				sum += (p[j] = exp(p[j] - mx));
-			for (int e = 0; e < dh; e++) {
+			if (bf) {   /* the allowed keys: j0 .. j0 + n - 1 */
+				int n = 0;
+				for (j0 = 0; j0 < len && p[j0] == -INFINITY; j0++)
+					;
+				for (int j = j0; j < len && p[j] != -INFINITY; j++)
+					e[n++] = (float)(p[j] / a->scale);
+				inv = emb_kernels_scalar.softmax_bf16(e, n, a->scale);
+				for (int j = 0; j < len; j++)
+					p[j] = j >= j0 && j < j0 + n ? rbf(e[j - j0]) : 0;
+			} else {
+				for (int j = 0; j < len; j++)
+					sum += (p[j] = exp(p[j] - mx));
+			}
+			for (int d = 0; d < dh; d++) {
 				double c = 0;
 				for (int j = 0; j < len; j++) {
 					double v = a->v[(size_t)(r0 + j) * a->ldv +
-					                (h / group) * dh + e];
-					c += bf ? rbf(p[j] / sum) * rbf(v) : p[j] / sum * v;
+					                (h / group) * dh + d];
+					c += bf ? p[j] * rbf(v) : p[j] / sum * v;
 				}
-				ctx[(size_t)i * ldc + h * dh + e] = c;
+				ctx[(size_t)i * ldc + h * dh + d] = bf ? c * inv : c;
 			}
 		}
 	free(p);
+	free(e);
 }
 
 static emb_model *fake_model(const emb_kernels *k, int threads, int maxlen,

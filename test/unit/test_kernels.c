@@ -642,6 +642,65 @@ Test(kernels, softmax_matches_scalar)
 		}
 }
 
+/*
+ * softmax_bf16: kernels.h's formula.  Every element within 8e-5
+ * (relative) of 2^t for the exact t = x a - m a (a, m a as floats) and
+ * the returned value within 1e-6 of 1 / their sum; the normalized
+ * result within 1.6e-4 of softmax(x scale); every table's elements and
+ * sum the scalar one's bits (rows up to 1000, tails of every length,
+ * scores that underflow).
+ */
+Test(kernels, softmax_bf16_formula_and_bits)
+{
+	const emb_kernels *v[4];
+	int nv = tu_all_variants(v);
+	float a = 0.125f * EMB_LOG2E_F;
+
+	for (size_t s = 0; s < NSIZES; s++)
+		for (int big = 0; big < 2; big++) {
+			int n = vec_sizes[s];
+			float *x = tu_rand_vec(n, big ? 2000.0f : 40.0f);
+			float *e = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+			float ie, ib, mxf = -INFINITY;
+			double mx = -INFINITY, sum = 0, tsum = 0;
+
+			cr_assert(e && b);
+			for (int t = 0; t < n; t++) {
+				mx = fmax(mx, x[t] * 0.125);
+				mxf = fmaxf(mxf, x[t]);
+			}
+			for (int t = 0; t < n; t++)
+				tsum += exp(x[t] * 0.125 - mx);
+			memcpy(e, x, n * sizeof(float));
+			ie = emb_kernels_scalar.softmax_bf16(e, n, 0.125f);
+			for (int i = 0; i < n; i++) {
+				double t = fmax((double)x[i] * a - (double)(mxf * a), -125);
+				double ref = exp2(t);
+				cr_assert(fabs(e[i] - ref) <= 8e-5 * ref,
+				          "softmax_bf16 n=%d at %d: %g vs %g", n, i, e[i], ref);
+				sum += e[i];
+			}
+			cr_assert(fabs(ie * sum - 1.0) < 1e-6, "1/sum %g, sum %g", ie, sum);
+			for (int i = 0; i < n; i++) {
+				double p = exp(x[i] * 0.125 - mx) / tsum;
+				cr_assert(fabs(e[i] * ie - p) <= 1.6e-4 * p + 1e-30,
+				          "softmax_bf16 n=%d at %d: %g vs %g", n, i,
+				          e[i] * ie, p);
+			}
+			for (int i = 0; i < nv; i++) {
+				memcpy(b, x, n * sizeof(float));
+				ib = v[i]->softmax_bf16(b, n, 0.125f);
+				cr_assert(!memcmp(e, b, n * sizeof(float)),
+				          "%s softmax_bf16 n=%d: not the scalar bits",
+				          v[i]->name, n);
+				cr_assert(!memcmp(&ie, &ib, sizeof(float)),
+				          "%s softmax_bf16 n=%d: 1/sum %a vs %a", v[i]->name,
+				          n, ib, ie);
+			}
+			free(x); free(e); free(b);
+		}
+}
+
 Test(kernels, add_dot_axpy_match_scalar)
 {
 	const emb_kernels *v[4];
