@@ -1,5 +1,5 @@
 /*
- * bigmem.c - big zeroed buffers on huge pages (base/bigmem.h).
+ * bigmem.c - big zeroed buffers, huge pages where asked (base/bigmem.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include "base/bigmem.h"
 
-void *emb_big_alloc(size_t bytes, size_t *len)
+void *emb_big_alloc(size_t bytes, size_t *len, int huge)
 {
 #ifdef EMB_BIG_MALLOC
 	void *p;
@@ -15,6 +15,7 @@ void *emb_big_alloc(size_t bytes, size_t *len)
 	if (bytes > SIZE_MAX - 63)
 		return NULL;
 	bytes = (bytes + 63) / 64 * 64;
+	(void)huge;
 	if (!bytes || !(p = aligned_alloc(64, bytes)))
 		return NULL;
 	memset(p, 0, bytes);
@@ -40,7 +41,10 @@ void *emb_big_alloc(size_t bytes, size_t *len)
 	if ((size_t)(a - p) < EMB_BIG_ALIGN)
 		munmap(a + bytes, EMB_BIG_ALIGN - (size_t)(a - p));
 #ifdef MADV_HUGEPAGE
-	madvise(a, bytes, MADV_HUGEPAGE);
+	if (huge)
+		madvise(a, bytes, MADV_HUGEPAGE);
+#else
+	(void)huge;
 #endif
 	*len = bytes;
 	return a;
@@ -74,7 +78,7 @@ int emb_big_grow(float **p, size_t *cap, size_t *len, size_t n)
 	emb_big_free(*p, *len);
 	*cap = 0;
 	*len = 0;
-	if (!(*p = emb_big_alloc(want * sizeof(float), len)))
+	if (!(*p = emb_big_alloc(want * sizeof(float), len, 0)))
 		return -1;
 	*cap = *len / sizeof(float);
 	return 0;

@@ -47,7 +47,9 @@ float *emb_model_alloc(emb_model *m, size_t n, emb_err *err)
 #ifdef EMB_BIG_MALLOC
 		want = bytes;
 #endif
-		if (!(a = malloc(sizeof(*a))) || !(a->base = emb_big_alloc(want, &a->len))) {
+		/* streamed by the GEMMs: 4 KiB pages (base/bigmem.h) */
+		if (!(a = malloc(sizeof(*a))) ||
+		    !(a->base = emb_big_alloc(want, &a->len, 0))) {
 			free(a);
 			emb_err_set(err, "out of memory (%zu bytes of weights)", bytes);
 			return NULL;

@@ -25,7 +25,7 @@ void *tk_table_calloc(size_t n, size_t size)
 	/* probed at random: on 2 MB pages, where the system lends them,
 	 * most lookups spare a TLB miss */
 	if (bytes >= EMB_BIG_ALIGN)
-		return emb_big_alloc(bytes, &len);
+		return emb_big_alloc(bytes, &len, 1);
 	return calloc(n, size);
 }
 
