@@ -121,6 +121,14 @@ static void relu_scalar(float *x, int n)
 		x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+static void silu_scalar(float *y, const float *x, const float *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		float v = x[i] * (1.0f / (1.0f + expf(-x[i])));
+		y[i] = g ? v * g[i] : v;
+	}
+}
+
 static void softmax_scalar(float *x, int n, float scale)
 {
 	float mx = -INFINITY, inv;
@@ -281,6 +289,7 @@ const emb_kernels emb_kernels_scalar = {
 	.gelu = gelu_scalar,
 	.gelu_tanh = gelu_tanh_scalar,
 	.relu = relu_scalar,
+	.silu = silu_scalar,
 	.softmax = softmax_scalar,
 	.softmax_bf16 = softmax_bf16_scalar,
 	.add = add_scalar,

@@ -85,6 +85,10 @@ typedef struct emb_kernels {
 	void (*gelu_tanh)(float *x, int n);
 	/* x (n) in place: max(x, 0) */
 	void (*relu)(float *x, int n);
+	/* y (n) = x * (1 / (1 + exp(-x))), then times g (n) when g is not
+	 * NULL: SiLU, and SwiGLU's activated half times the other; y may
+	 * be x */
+	void (*silu)(float *y, const float *x, const float *g, int n);
 	/* x (n) in place: softmax(x * scale) */
 	void (*softmax)(float *x, int n, float scale);
 	/*

@@ -312,6 +312,20 @@ static void relu_avx2(float *x, int n)
 		st(x + i, _mm256_max_ps(ld(x + i, n - i), z), n - i);
 }
 
+static void silu_avx2(float *y, const float *x, const float *g, int n)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+
+	for (int i = 0; i < n; i += 8) {
+		__m256 v = ld(x + i, n - i);
+		__m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), v));
+		v = _mm256_mul_ps(v, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+		if (g)
+			v = _mm256_mul_ps(v, ld(g + i, n - i));
+		st(y + i, v, n - i);
+	}
+}
+
 static void softmax_avx2(float *x, int n, float scale)
 {
 	__m256 sc = _mm256_set1_ps(scale), mx = _mm256_set1_ps(-INFINITY);
@@ -545,6 +559,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.gelu = gelu_avx2,
 	.gelu_tanh = gelu_tanh_avx2,
 	.relu = relu_avx2,
+	.silu = silu_avx2,
 	.softmax = softmax_avx2,
 	.softmax_bf16 = softmax_bf16_avx2,
 	.add = add_avx2,

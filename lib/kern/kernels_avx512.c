@@ -330,6 +330,21 @@ static void relu_avx512(float *x, int n)
 	}
 }
 
+static void silu_avx512(float *y, const float *x, const float *g, int n)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+
+	for (int i = 0; i < n; i += 16) {
+		__mmask16 mk = lanes(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+		__m512 e = exp512(_mm512_sub_ps(_mm512_setzero_ps(), v));
+		v = _mm512_mul_ps(v, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+		if (g)
+			v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, g + i));
+		_mm512_mask_storeu_ps(y + i, mk, v);
+	}
+}
+
 static void softmax_avx512(float *x, int n, float scale)
 {
 	__m512 sc = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
@@ -479,6 +494,7 @@ const emb_kernels emb_kernels_avx512 = {
 	.gelu = gelu_avx512,
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,
+	.silu = silu_avx512,
 	.softmax = softmax_avx512,
 	.softmax_bf16 = softmax_bf16_avx512,
 	.add = add_avx512,

@@ -380,8 +380,7 @@ static void act_row(const emb_kernels *k, float *x, int n, int act)
 			x[i] = tanhf(x[i]);
 		break;
 	case EMB_ACT_SILU:
-		for (int i = 0; i < n; i++)
-			x[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
+		k->silu(x, x, NULL, n);
 		break;
 	default: break;
 	}
@@ -424,6 +423,10 @@ static void glu_row(const emb_kernels *k, float *y, const float *x, int n,
 	if (!act_first) {
 		a = x + n;
 		b = x;
+	}
+	if (act == EMB_ACT_SILU) {      /* SwiGLU: one pass */
+		k->silu(y, a, b, n);
+		return;
 	}
 	memcpy(y, a, (size_t)n * sizeof(float));
 	act_row(k, y, n, act);

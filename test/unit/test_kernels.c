@@ -701,6 +701,45 @@ Test(kernels, softmax_bf16_formula_and_bits)
 		}
 }
 
+/*
+ * silu: every table within 2 ulp-ish (3e-7 relative, 1e-30 absolute)
+ * of the scalar one, alone and times g, in place and not; large
+ * arguments of both signs saturate as the scalar one does
+ */
+Test(kernels, silu_matches_scalar)
+{
+	const emb_kernels *v[4];
+	int nv = tu_all_variants(v);
+
+	for (size_t s = 0; s < NSIZES; s++) {
+		int n = vec_sizes[s];
+		float *x = tu_rand_vec(n, 12.0f), *g = tu_rand_vec(n, 2.0f);
+		float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+
+		cr_assert(a && b);
+		x[0] = n > 1 ? 100.0f : -100.0f;
+		x[n - 1] = n > 2 ? -100.0f : x[n - 1];
+		for (int withg = 0; withg < 2; withg++)
+			for (int i = 0; i < nv; i++) {
+				const float *gg = withg ? g : NULL;
+				emb_kernels_scalar.silu(a, x, gg, n);
+				memcpy(b, x, n * sizeof(float));
+				v[i]->silu(b, b, gg, n);        /* in place */
+				for (int e = 0; e < n; e++) {
+					double ref = x[e] / (1.0 + exp(-(double)x[e])) *
+					             (gg ? gg[e] : 1.0);
+					cr_assert(fabsf(a[e] - b[e]) <= 3e-7f * fabsf(a[e]) +
+					          1e-30f, "%s silu n=%d at %d: %g vs %g",
+					          v[i]->name, n, e, b[e], a[e]);
+					cr_assert(fabs(b[e] - ref) <= 1e-6 * fabs(ref) + 1e-30,
+					          "%s silu n=%d at %d: %g vs %g", v[i]->name,
+					          n, e, b[e], ref);
+				}
+			}
+		free(x); free(g); free(a); free(b);
+	}
+}
+
 Test(kernels, add_dot_axpy_match_scalar)
 {
 	const emb_kernels *v[4];
