@@ -93,7 +93,8 @@ typedef struct emb_kernels {
 	void (*softmax)(float *x, int n, float scale);
 	/*
 	 * x (n, finite) in place: e = exp(x * scale - max(x) * scale) within
-	 * 7.5e-5 relative (emb_exp2_cubic), not normalized; returns 1 / the
+	 * 7.5e-5 relative (the formula at EMB_EXP2_C0 below), not
+	 * normalized; returns 1 / the
 	 * sum of e (summed in emb_rmsnorm_sumsq's order), so every table
 	 * gives the same bits.  scale > 0.  The softmax of attention in the
 	 * bf16 and int8 modes, whose P the bf16 GEMM rounds to 8 bits next
