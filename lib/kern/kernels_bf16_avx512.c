@@ -6,11 +6,11 @@
  * from configure; only run when cpuid says the CPU has AVX512_BF16
  * (base/cpu.c).  The structure is kernels_bf16_avx2.c's: blocks of MC
  * rows, k in blocks of KB with the block's activations rounded once into
- * bf16 pairs (the same integer rounding as emb_f32_to_bf16_ftz), tiles of 8
- * rows x 32 columns (two panels: two zmm accumulators per row) and of 8 x
+ * bf16 pairs (vcvtne2ps2bf16, whose rounding is emb_f32_to_bf16_ftz's),
+ * tiles of 8 rows x 32 columns (two panels: two zmm accumulators per row) and of 8 x
  * 16 for a last odd or partial panel, partial sums waiting in y.  Also
- * bkernels.h's packing of run-time operands, with the same integer
- * rounding (AVX-512 F/BW/VL only, so any AVX-512 CPU runs it).
+ * bkernels.h's packing of run-time operands, with that rounding done
+ * in integer steps (AVX-512 F/BW/VL only, so any AVX-512 CPU runs it).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -47,12 +47,6 @@ R512 INL __m512i round_hi(__m512i u)
 	                          _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
 	return _mm512_mask_mov_epi32(v, den, _mm512_and_si512(u,
 	                             _mm512_set1_epi32((int)0x80000000u)));
-}
-
-/* 16 floats -> 16 bf16 */
-R512 INL __m256i round16(__m512i u)
-{
-	return _mm512_cvtepi32_epi16(_mm512_srli_epi32(round_hi(u), 16));
 }
 
 /* the bf16 pairs (e, o) of 16 lanes: e's bf16 low, o's high (one
@@ -159,19 +153,20 @@ R512 static void pack_cols_avx512(uint16_t *wb, const float *x, int ldx,
 	}
 }
 
-/* x[0..n) -> r[0..kl/2): bf16 pairs (even element low), 0 past n */
+/* x[0..n) -> r[0..kl/2): bf16 pairs (even element low), 0 past n;
+ * vcvtne2ps2bf16 rounds as emb_f32_to_bf16_ftz (bkernels.h), 32 at a
+ * time (writes up to kl rounded up to 32: r's rows are KB long) */
 BF16 INL void round_block(uint32_t *r, const float *x, int n, int kl)
 {
-	uint16_t *h = (uint16_t *)r;
-	int i = 0;
-
-	for (; i + 16 <= n; i += 16)
-		_mm256_storeu_si256((__m256i *)(h + i),
-		                    round16(_mm512_loadu_si512((const void *)(x + i))));
-	for (; i < n; i++)
-		h[i] = emb_f32_to_bf16_ftz(x[i]);
-	for (; i < kl; i++)
-		h[i] = 0;
+	for (int i = 0; i < kl; i += 32) {
+		int a = n - i < 0 ? 0 : n - i < 16 ? n - i : 16;
+		int c = n - i - 16 < 0 ? 0 : n - i - 16 < 16 ? n - i - 16 : 16;
+		__m512 lo = _mm512_maskz_loadu_ps((__mmask16)((1u << a) - 1), x + i);
+		__m512 hi = _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1),
+		                                  x + i + 16);
+		_mm512_storeu_si512((void *)(r + i / 2),
+		                    (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+	}
 }
 
 /* one tile: rows [0,mr) x one panel, np pairs (see kernels_bf16_avx2.c);
