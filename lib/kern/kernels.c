@@ -157,8 +157,8 @@ static float fold16(float acc[16])
 	return acc[0];
 }
 
-/* kernels.h's softmax_bf16: the oracle of the formula there */
-static float softmax_bf16_scalar(float *x, int n, float scale)
+/* kernels.h's softmax_bf16 of one row: the oracle of the formula there */
+static float softmax_bf16_row(float *x, int n, float scale)
 {
 	float mx = -INFINITY, a = scale * EMB_LOG2E_F, b, acc[16] = { 0 };
 
@@ -177,6 +177,13 @@ static float softmax_bf16_scalar(float *x, int n, float scale)
 		acc[i % 16] += x[i];
 	}
 	return 1.0f / fold16(acc);
+}
+
+static void softmax_bf16_scalar(float *x, int ld, int rows, int n,
+                                float scale, float *inv)
+{
+	for (int r = 0; r < rows; r++)
+		inv[r] = softmax_bf16_row(x + (size_t)r * ld, n, scale);
 }
 
 static void add_scalar(float *y, const float *x, int n)

@@ -92,15 +92,19 @@ typedef struct emb_kernels {
 	/* x (n) in place: softmax(x * scale) */
 	void (*softmax)(float *x, int n, float scale);
 	/*
-	 * x (n, finite) in place: e = exp(x * scale - max(x) * scale) within
-	 * 7.5e-5 relative (the formula at EMB_EXP2_C0 below), not
-	 * normalized; returns 1 / the
-	 * sum of e (summed in emb_rmsnorm_sumsq's order), so every table
-	 * gives the same bits.  scale > 0.  The softmax of attention in the
-	 * bf16 and int8 modes, whose P the bf16 GEMM rounds to 8 bits next
-	 * (2^-9 relative): the caller scales P V's rows by the result
+	 * x (rows, n, finite; row stride ld >= n) in place, each row on
+	 * its own: e = exp(x * scale - max(x) * scale) within 7.5e-5
+	 * relative (the formula at EMB_EXP2_C0 below), not normalized;
+	 * inv (rows) = 1 / the row's sum of e (summed in emb_rmsnorm_sumsq's
+	 * order), so every table gives the same bits for a row whether it
+	 * comes alone or in a block; x[n..ld) of a row is not touched.
+	 * scale > 0.  The softmax of attention in the bf16 and int8 modes,
+	 * whose P the bf16 GEMM rounds to 8 bits next (2^-9 relative): the
+	 * caller scales P V's rows by inv.  Rows come in blocks so that the
+	 * vector versions can overlap one row's reductions with the next
 	 */
-	float (*softmax_bf16)(float *x, int n, float scale);
+	void (*softmax_bf16)(float *x, int ld, int rows, int n, float scale,
+	                     float *inv);
 	/* y (n) += x (n) */
 	void (*add)(float *y, const float *x, int n);
 	/* a (n) . b (n) */

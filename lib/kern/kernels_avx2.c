@@ -373,7 +373,7 @@ INLINE __m256 exp2_cubic256(__m256 v, __m256 av, __m256 bv)
 
 /* kernels.h's softmax_bf16, the scalar one's bits: partial sums i mod
  * 16 in two registers (as rmsnorm_avx2's) */
-static float softmax_bf16_avx2(float *x, int n, float scale)
+INLINE float softmax_bf16_row(float *x, int n, float scale)
 {
 	__m256 mx = _mm256_set1_ps(-INFINITY), s0 = _mm256_setzero_ps(), s1 = s0;
 	__m256 av, bv;
@@ -402,6 +402,13 @@ static float softmax_bf16_avx2(float *x, int n, float scale)
 		s1 = _mm256_add_ps(s1, e1);
 	}
 	return 1.0f / hsum(_mm256_add_ps(s0, s1));
+}
+
+static void softmax_bf16_avx2(float *x, int ld, int rows, int n, float scale,
+                              float *inv)
+{
+	for (int r = 0; r < rows; r++)
+		inv[r] = softmax_bf16_row(x + (size_t)r * ld, n, scale);
 }
 
 static void add_avx2(float *y, const float *x, int n)

@@ -374,38 +374,90 @@ static void softmax_avx512(float *x, int n, float scale)
 	}
 }
 
-/* kernels.h's softmax_bf16, the scalar one's bits: lane i mod 16 holds
- * partial sum i mod 16 (lanes past n add 0) */
-static float softmax_bf16_avx512(float *x, int n, float scale)
+/* 16 lanes of kernels.h's softmax_bf16 exponential from t = v a + b */
+INLINE __m512 exp2_cubic512(__m512 v, __m512 av, __m512 bv)
 {
-	const __m512 lo = _mm512_set1_ps(-125.0f);
-	const __m512 c0 = _mm512_set1_ps(EMB_EXP2_C0);
-	const __m512 c1 = _mm512_set1_ps(EMB_EXP2_C1);
-	const __m512 c2 = _mm512_set1_ps(EMB_EXP2_C2);
-	const __m512 c3 = _mm512_set1_ps(EMB_EXP2_C3);
-	__m512 mx = _mm512_set1_ps(-INFINITY), s = _mm512_setzero_ps(), av, bv;
-	float a = scale * EMB_LOG2E_F;
+	__m512 t = _mm512_max_ps(_mm512_fmadd_ps(v, av, bv),
+	                         _mm512_set1_ps(-125.0f));
+	__m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT |
+	                                   _MM_FROUND_NO_EXC);
+	__m512 f = _mm512_sub_ps(t, r);
+	__m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(
+		_mm512_set1_ps(EMB_EXP2_C3), f, _mm512_set1_ps(EMB_EXP2_C2)), f,
+		_mm512_set1_ps(EMB_EXP2_C1)), f, _mm512_set1_ps(EMB_EXP2_C0));
 
-	for (int i = 0; i < n; i += 16) {
-		__mmask16 mk = lanes(n - i);
+	return _mm512_scalef_ps(p, r);
+}
+
+/*
+ * kernels.h's softmax_bf16 of row x, and of row y too when two (a
+ * constant after inlining), the scalar one's bits: lane i mod 16 holds
+ * partial sum i mod 16 (lanes past n add 0).  Two rows run as two
+ * independent chains in one loop, so that one row's max and sum
+ * reductions and loop exits overlap the other's exponentials (a row of
+ * attention is only 10-20 vectors long).
+ */
+INLINE void softmax_bf16_rows(float *x, float *y, int n, float a,
+                              float *inv, int two)
+{
+	__mmask16 mk = lanes(n % 16);
+	__m512 mx = _mm512_set1_ps(-INFINITY), my = mx, av = _mm512_set1_ps(a);
+	__m512 sx = _mm512_setzero_ps(), sy = sx, bx, by = sx;
+	int i = 0, nv = n / 16 * 16;
+
+	for (; i < nv; i += 16) {
+		mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
+		if (two)
+			my = _mm512_max_ps(my, _mm512_loadu_ps(y + i));
+	}
+	if (nv < n) {
 		mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
+		if (two)
+			my = _mm512_mask_max_ps(my, mk, my,
+			                        _mm512_maskz_loadu_ps(mk, y + i));
 	}
-	av = _mm512_set1_ps(a);
-	bv = _mm512_set1_ps(-(_mm512_reduce_max_ps(mx) * a));
-	for (int i = 0; i < n; i += 16) {
-		__mmask16 mk = lanes(n - i);
-		__m512 t = _mm512_max_ps(_mm512_fmadd_ps(
-			_mm512_maskz_loadu_ps(mk, x + i), av, bv), lo);
-		__m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT |
-		                                   _MM_FROUND_NO_EXC);
-		__m512 f = _mm512_sub_ps(t, r);
-		__m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(c3, f, c2),
-		                                           f, c1), f, c0);
-		__m512 e = _mm512_maskz_mov_ps(mk, _mm512_scalef_ps(p, r));
+	bx = _mm512_set1_ps(-(_mm512_reduce_max_ps(mx) * a));
+	if (two)
+		by = _mm512_set1_ps(-(_mm512_reduce_max_ps(my) * a));
+	for (i = 0; i < nv; i += 16) {
+		__m512 e = exp2_cubic512(_mm512_loadu_ps(x + i), av, bx);
+		_mm512_storeu_ps(x + i, e);
+		sx = _mm512_add_ps(sx, e);
+		if (two) {
+			e = exp2_cubic512(_mm512_loadu_ps(y + i), av, by);
+			_mm512_storeu_ps(y + i, e);
+			sy = _mm512_add_ps(sy, e);
+		}
+	}
+	if (nv < n) {
+		__m512 e = _mm512_maskz_mov_ps(mk, exp2_cubic512(
+			_mm512_maskz_loadu_ps(mk, x + i), av, bx));
 		_mm512_mask_storeu_ps(x + i, mk, e);
-		s = _mm512_add_ps(s, e);
+		sx = _mm512_add_ps(sx, e);
+		if (two) {
+			e = _mm512_maskz_mov_ps(mk, exp2_cubic512(
+				_mm512_maskz_loadu_ps(mk, y + i), av, by));
+			_mm512_mask_storeu_ps(y + i, mk, e);
+			sy = _mm512_add_ps(sy, e);
+		}
 	}
-	return 1.0f / fold16(s);
+	inv[0] = 1.0f / fold16(sx);
+	if (two)
+		inv[1] = 1.0f / fold16(sy);
+}
+
+/* kernels.h's softmax_bf16: rows in pairs, then a last odd one */
+static void softmax_bf16_avx512(float *x, int ld, int rows, int n,
+                                float scale, float *inv)
+{
+	float a = scale * EMB_LOG2E_F;
+	int r = 0;
+
+	for (; r + 2 <= rows; r += 2)
+		softmax_bf16_rows(x + (size_t)r * ld, x + (size_t)(r + 1) * ld, n,
+		                  a, inv + r, 1);
+	if (r < rows)
+		softmax_bf16_rows(x + (size_t)r * ld, NULL, n, a, inv + r, 0);
 }
 
 static void add_avx512(float *y, const float *x, int n)

@@ -264,22 +264,35 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 	else
 		k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
 		        kb1 - kb0, dh);
-	for (int i = i0; i < i1; i++) {
+	// each run of rows [i, e) with the same allowed keys [lo, hi): the
+	// softmax over those keys, zeros elsewhere
+	for (int i = i0, e; i < i1; i = e) {
 		float *row = s + (size_t)(i - i0) * lds, sc = a->scale;
+		int lo2, hi2;
 		key_range(a, i, len, &lo, &hi);
-		if (a->relbias) {   /* scores * scale + bias[h][j - i] */
+		for (e = i + 1; e < i1; e++) {
+			key_range(a, e, len, &lo2, &hi2);
+			if (lo2 != lo || hi2 != hi)
+				break;
+		}
+		for (int r = i; r < e && a->relbias; r++) {
+			/* scores * scale + bias[h][j - r] */
 			const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
-			                  (a->rel_max - 1 - i);
+			                  (a->rel_max - 1 - r);
+			float *rr = row + (size_t)(r - i) * lds;
 			for (int jj = lo; jj < hi; jj++)
-				row[jj - kb0] = row[jj - kb0] * a->scale + rb[jj];
+				rr[jj - kb0] = rr[jj - kb0] * a->scale + rb[jj];
 			sc = 1.0f;
 		}
 		if (j->bf16)
-			inv[i - i0] = k->softmax_bf16(row + (lo - kb0), hi - lo, sc);
-		else
-			k->softmax(row + (lo - kb0), hi - lo, sc);
-		memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
-		memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+			k->softmax_bf16(row + (lo - kb0), lds, e - i, hi - lo, sc,
+			                inv + (i - i0));
+		for (int r = i; r < e; r++, row += lds) {
+			if (!j->bf16)
+				k->softmax(row + (lo - kb0), hi - lo, sc);
+			memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
+			memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+		}
 	}
 	if (j->bf16) {
 		// (e V) rows, then each scaled by its 1 / sum(e)

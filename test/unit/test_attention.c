@@ -58,7 +58,7 @@ static void ref_attention(double *ctx, const emb_attn *a, int r0, int len,
 					;
 				for (int j = j0; j < len && p[j] != -INFINITY; j++)
 					e[n++] = (float)(p[j] / a->scale);
-				inv = emb_kernels_scalar.softmax_bf16(e, n, a->scale);
+				emb_kernels_scalar.softmax_bf16(e, n, 1, n, a->scale, &inv);
 				for (int j = 0; j < len; j++)
 					p[j] = j >= j0 && j < j0 + n ? rbf(e[j - j0]) : 0;
 			} else {

@@ -672,7 +672,7 @@ Test(kernels, softmax_bf16_formula_and_bits)
 			for (int t = 0; t < n; t++)
 				tsum += exp(x[t] * 0.125 - mx);
 			memcpy(e, x, n * sizeof(float));
-			ie = emb_kernels_scalar.softmax_bf16(e, n, 0.125f);
+			emb_kernels_scalar.softmax_bf16(e, n, 1, n, 0.125f, &ie);
 			for (int i = 0; i < n; i++) {
 				double t = fmax((double)x[i] * a - (double)(mxf * a), -125);
 				double ref = exp2(t);
@@ -689,13 +689,55 @@ Test(kernels, softmax_bf16_formula_and_bits)
 			}
 			for (int i = 0; i < nv; i++) {
 				memcpy(b, x, n * sizeof(float));
-				ib = v[i]->softmax_bf16(b, n, 0.125f);
+				v[i]->softmax_bf16(b, n, 1, n, 0.125f, &ib);
 				cr_assert(!memcmp(e, b, n * sizeof(float)),
 				          "%s softmax_bf16 n=%d: not the scalar bits",
 				          v[i]->name, n);
 				cr_assert(!memcmp(&ie, &ib, sizeof(float)),
 				          "%s softmax_bf16 n=%d: 1/sum %a vs %a", v[i]->name,
 				          n, ib, ie);
+			}
+			free(x); free(e); free(b);
+		}
+}
+
+/*
+ * softmax_bf16 over a block of rows (row stride past n): each row the
+ * bits of that row alone in the scalar table, its 1/sum too, and the
+ * columns between n and the stride left as they were; blocks of 1 to 5
+ * rows (pairs and a last odd row), rows of every tail length.
+ */
+Test(kernels, softmax_bf16_rows_as_alone)
+{
+	const emb_kernels *v[4];
+	int nv = tu_all_variants(v), ns[] = { 1, 15, 16, 17, 33, 222, 256 };
+
+	for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+		for (int rows = 1; rows <= 5; rows++) {
+			int n = ns[s], ld = n + 3;
+			float *x = tu_rand_vec(rows * ld, 60.0f);
+			float *e = malloc((size_t)rows * ld * sizeof(float));
+			float *b = malloc((size_t)rows * ld * sizeof(float));
+			float ie[5], ib[5];
+
+			cr_assert(x && e && b);
+			memcpy(e, x, (size_t)rows * ld * sizeof(float));
+			for (int r = 0; r < rows; r++)
+				emb_kernels_scalar.softmax_bf16(e + r * ld, n, 1, n, 0.125f,
+				                                &ie[r]);
+			for (int i = 0; i < nv; i++) {
+				memcpy(b, x, (size_t)rows * ld * sizeof(float));
+				v[i]->softmax_bf16(b, ld, rows, n, 0.125f, ib);
+				cr_assert(!memcmp(e, b, (size_t)rows * ld * sizeof(float)),
+				          "%s softmax_bf16 rows=%d n=%d: not each row's "
+				          "bits alone", v[i]->name, rows, n);
+				cr_assert(!memcmp(ie, ib, (size_t)rows * sizeof(float)),
+				          "%s softmax_bf16 rows=%d n=%d: 1/sum",
+				          v[i]->name, rows, n);
+				for (int r = 0; r < rows; r++)
+					cr_assert(!memcmp(b + r * ld + n, x + r * ld + n,
+					                  3 * sizeof(float)),
+					          "%s: row %d written past n", v[i]->name, r);
 			}
 			free(x); free(e); free(b);
 		}
