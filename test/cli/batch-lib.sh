@@ -36,7 +36,8 @@ b_recipe() {
 
 # b_setup: $B_IN (texts.jsonl: 3192 records, the corpus six times, or
 # EMB_BATCH_COPIES times, with a line number in front) and $B_REF (one
-# emb-encode --pool run over it), made once per make check; MODEL and JOBS
+# emb-encode --pool run over it), made once per make check (again when
+# the fixture or cmd/emb-encode is newer than it); MODEL and JOBS
 # exported as the recipes want
 b_setup() {
 	MODEL=$(t_fixture "$B_MODEL_FIXTURE") || return 1
@@ -48,6 +49,7 @@ b_setup() {
 	copies=${EMB_BATCH_COPIES:-6}
 	case $copies in ''|*[!0-9]*|0) copies=6 ;; esac
 	if [ ! -s "$B_REF" ] || [ "$MODEL/.done" -nt "$B_REF" ] ||
+	    [ "$EMB_TOP/cmd/emb-encode" -nt "$B_REF" ] ||
 	    [ "$(cat "$bd/copies" 2>/dev/null)" != "$copies" ]; then
 		rm -rf "$bd" && mkdir -p "$bd" || return 1
 		i=0
