@@ -294,32 +294,52 @@ static void rmsnorm_avx512(float *y, const float *x, const float *g, int n,
 	}
 }
 
+/* four partial sums (lanes i mod 64, in order), so that neither pass
+ * waits on one add chain; masked lanes past n add 0 */
 static void layernorm_avx512(float *y, const float *x, const float *g,
                              const float *b, int n, float eps)
 {
-	__m512 s = _mm512_setzero_ps(), mv, rv;
+	__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, mv, rv;
 	float mean, var, rstd;
 	int i;
 
-	for (i = 0; i + 16 <= n; i += 16)
-		s = _mm512_add_ps(s, _mm512_loadu_ps(x + i));
-	s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(lanes(n - i), x + i));
-	mean = hsum(s) / n;
-	mv = _mm512_set1_ps(mean);
-	s = _mm512_setzero_ps();
-	for (i = 0; i + 16 <= n; i += 16) {
-		__m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
-		s = _mm512_fmadd_ps(d, d, s);
+	for (i = 0; i + 64 <= n; i += 64) {
+		s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
+		s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
+		s2 = _mm512_add_ps(s2, _mm512_loadu_ps(x + i + 32));
+		s3 = _mm512_add_ps(s3, _mm512_loadu_ps(x + i + 48));
 	}
-	if (i < n) {
+	for (; i < n; i += 16)
+		s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(lanes(n - i), x + i));
+	mean = hsum(_mm512_add_ps(_mm512_add_ps(s0, s1),
+	                          _mm512_add_ps(s2, s3))) / n;
+	mv = _mm512_set1_ps(mean);
+	s0 = s1 = s2 = s3 = _mm512_setzero_ps();
+	for (i = 0; i + 64 <= n; i += 64) {
+		__m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
+		__m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), mv);
+		__m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), mv);
+		__m512 d3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), mv);
+		s0 = _mm512_fmadd_ps(d0, d0, s0);
+		s1 = _mm512_fmadd_ps(d1, d1, s1);
+		s2 = _mm512_fmadd_ps(d2, d2, s2);
+		s3 = _mm512_fmadd_ps(d3, d3, s3);
+	}
+	for (; i < n; i += 16) {
 		__mmask16 mk = lanes(n - i);
 		__m512 d = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + i), mv);
-		s = _mm512_fmadd_ps(d, d, s);
+		s0 = _mm512_fmadd_ps(d, d, s0);
 	}
-	var = hsum(s) / n;
+	var = hsum(_mm512_add_ps(_mm512_add_ps(s0, s1),
+	                         _mm512_add_ps(s2, s3))) / n;
 	rstd = 1.0f / sqrtf(var + eps);
 	rv = _mm512_set1_ps(rstd);
-	for (i = 0; i < n; i += 16) {
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), mv);
+		_mm512_storeu_ps(y + i, _mm512_fmadd_ps(_mm512_mul_ps(d, rv),
+			_mm512_loadu_ps(g + i), _mm512_loadu_ps(b + i)));
+	}
+	if (i < n) {
 		__mmask16 mk = lanes(n - i);
 		__m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), mv);
 		__m512 v = _mm512_fmadd_ps(_mm512_mul_ps(d, rv),
