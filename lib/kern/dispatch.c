@@ -32,6 +32,10 @@ static void make(int t, const emb_kernels *f, emb_gemm_i8_fn g,
 	tables[t].i8_name = gn;
 	tables[t].u8_quantize = q;
 	tables[t].u8_quantize_scaled = qs ? qs : emb_u8_quantize_rows_scaled;
+	tables[t].i8_quantize_rows = t >= T_AVX512 &&
+	                             emb_i8_quantize_rows_avx512() ?
+	                             emb_i8_quantize_rows_avx512() :
+	                             emb_i8_quantize_rows;
 	usable[t] = 1;
 }
 

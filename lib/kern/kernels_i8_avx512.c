@@ -325,6 +325,47 @@ emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void)
 	return emb_cpu_features() & EMB_CPU_AVX512 ? u8_quantize_scaled_avx512
 	                                           : NULL;
 }
+
+/* emb_i8_quantize_rows, 16 at a time: the row's max |w| (a NaN lane
+ * left out, as the scalar compare does), ws = max / 127, then each
+ * w / ws (the same division) rounded to nearest even and clamped */
+static void i8_quantize_rows_avx512(int8_t *q, float *ws, const float *w,
+                                    int n, int k)
+{
+	for (int j = 0; j < n; j++) {
+		const float *r = w + (size_t)j * k;
+		int8_t *o = q + (size_t)j * k;
+		__m512 mx = _mm512_setzero_ps(), sv;
+		float m, s;
+		for (int kk = 0; kk < k; kk += 16) {
+			__mmask16 mk = k - kk >= 16 ? 0xffff :
+			               (__mmask16)((1u << (k - kk)) - 1);
+			mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(mk,
+			                                                       r + kk)), mx);
+		}
+		m = _mm512_reduce_max_ps(mx);
+		s = m > 0 ? m / 127.0f : 1.0f;
+		ws[j] = s;
+		sv = _mm512_set1_ps(s);
+		for (int kk = 0; kk < k; kk += 16) {
+			__mmask16 mk = k - kk >= 16 ? 0xffff :
+			               (__mmask16)((1u << (k - kk)) - 1);
+			__m512 v = _mm512_roundscale_ps(_mm512_div_ps(
+				_mm512_maskz_loadu_ps(mk, r + kk), sv),
+				_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-127.0f)),
+			                  _mm512_set1_ps(127.0f));
+			_mm_mask_storeu_epi8(o + kk, mk, _mm512_cvtsepi32_epi8(
+				_mm512_cvtps_epi32(v)));
+		}
+	}
+}
+
+emb_i8_quant_fn emb_i8_quantize_rows_avx512(void)
+{
+	return emb_cpu_features() & EMB_CPU_AVX512 ? i8_quantize_rows_avx512
+	                                           : NULL;
+}
 #else
 emb_gemm_i8_fn emb_gemm_i8_vnni(void)
 {
@@ -337,6 +378,11 @@ emb_u8_quant_fn emb_u8_quantize_avx512(void)
 }
 
 emb_u8_quant_scaled_fn emb_u8_quantize_scaled_avx512(void)
+{
+	return NULL;
+}
+
+emb_i8_quant_fn emb_i8_quantize_rows_avx512(void)
 {
 	return NULL;
 }

@@ -33,6 +33,11 @@ void emb_i8_pack(int8_t *wp, const int8_t *q, int n, int k);
 /* w (n,k) floats -> q (n,k) and scales ws (n): ws = max|w| / 127,
  * q = round(w / ws) (0 rows: ws 1, q 0) */
 void emb_i8_quantize_rows(int8_t *q, float *ws, const float *w, int n, int k);
+typedef void (*emb_i8_quant_fn)(int8_t *q, float *ws, const float *w, int n,
+                                int k);
+/* the AVX-512 one (the same bytes and scales, for finite w) when this
+ * build and CPU have it, else NULL */
+emb_i8_quant_fn emb_i8_quantize_rows_avx512(void);
 
 /* x (rows, k) stride ldx -> u (rows, kp) stride ldu, xs, xz (rows):
  * the range [lo, hi] of the row with 0, xs = (hi - lo) / 255 (1 when

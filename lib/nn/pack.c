@@ -44,7 +44,7 @@ static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
 		return -1;
 	}
 	// W (n,k) -> q (n,k) int8, ws (n)
-	emb_i8_quantize_rows(q, ws, w, n, k);
+	m->k->i8_quantize_rows(q, ws, w, n, k);
 	for (int j = 0; j < n; j++) {
 		int32_t sum = 0;
 		for (int kk = 0; kk < k; kk++) {

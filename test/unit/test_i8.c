@@ -673,6 +673,44 @@ Test(i8, quantize_scaled_avx512_equals_scalar)
 	check_quant_scaled_all(f, "avx512");
 }
 
+/*
+ * The AVX-512 weight quantizer: emb_i8_quantize_rows' bytes and scales
+ * for rows of every tail length (k 1-70, 384, 1537), a row of zeros,
+ * ties at .5 steps (w a multiple of ws / 2), the largest |w| negative;
+ * the tables from avx512 up use it.
+ */
+Test(i8, weight_quantizer_avx512_equals_scalar)
+{
+	emb_i8_quant_fn f = emb_i8_quantize_rows_avx512();
+	int ks[] = { 1, 2, 15, 16, 17, 31, 33, 64, 70, 384, 1537 };
+
+	if (!f)
+		cr_skip_test("no AVX-512 weight quantizer in this build or CPU");
+	if (emb_kernels_get("vnni"))
+		cr_expect_eq(emb_kernels_get("vnni")->i8_quantize_rows, f);
+	cr_expect_eq(emb_kernels_get("scalar")->i8_quantize_rows,
+	             emb_i8_quantize_rows);
+	for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+		int n = 5, k = ks[t];
+		float *w = tu_rand_vec((size_t)n * k, 2.0f), ws0[5], ws1[5];
+		int8_t *q0 = malloc((size_t)n * k), *q1 = malloc((size_t)n * k);
+
+		cr_assert(w && q0 && q1);
+		for (int i = 0; i < k; i++) {
+			w[k + i] = 0.0f;                        /* row 1: zeros */
+			/* ties: ws 0.5 (w[0] 63.5), w / ws = j + 1/2 */
+			w[2 * k + i] = ((float)(i % 254 - 127) + 0.5f) * 0.5f;
+		}
+		w[2 * k] = 63.5f;
+		w[3 * k + k / 2] = -9.0f;               /* the max negative */
+		emb_i8_quantize_rows(q0, ws0, w, n, k);
+		f(q1, ws1, w, n, k);
+		cr_assert(!memcmp(ws0, ws1, sizeof ws0), "k=%d: scales differ", k);
+		cr_assert(!memcmp(q0, q1, (size_t)n * k), "k=%d: bytes differ", k);
+		free(w); free(q0); free(q1);
+	}
+}
+
 Test(i8, tables_have_scaled_quantizer)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
