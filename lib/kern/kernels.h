@@ -153,7 +153,9 @@ typedef struct emb_kernels {
 	emb_gemm_i8_fn gemm_i8;
 	emb_u8_quant_fn u8_quantize;
 	emb_u8_quant_scaled_fn u8_quantize_scaled;  /* smoothed (x * cs) */
-	emb_i8_quant_fn i8_quantize_rows;   /* weights, at load */
+	/* the weights' int8 rounding at load: emb_i8_quantize_rows' bytes
+	 * and scales (AVX-512 in the tables from avx512 up) */
+	emb_i8_quant_fn i8_quantize_rows;
 	const char *i8_name;
 
 	/* bf16 compute (bkernels.h), set like the int8 members: the bf16

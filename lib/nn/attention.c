@@ -275,13 +275,15 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 			if (lo2 != lo || hi2 != hi)
 				break;
 		}
-		for (int r = i; r < e && a->relbias; r++) {
-			/* scores * scale + bias[h][j - r] */
-			const float *rb = a->relbias + (size_t)h * (2 * a->rel_max - 1) +
-			                  (a->rel_max - 1 - r);
-			float *rr = row + (size_t)(r - i) * lds;
-			for (int jj = lo; jj < hi; jj++)
-				rr[jj - kb0] = rr[jj - kb0] * a->scale + rb[jj];
+		if (a->relbias) {   /* scores * scale + bias[h][j - r] */
+			for (int r = i; r < e; r++) {
+				const float *rb = a->relbias +
+				                  (size_t)h * (2 * a->rel_max - 1) +
+				                  (a->rel_max - 1 - r);
+				float *rr = row + (size_t)(r - i) * lds;
+				for (int jj = lo; jj < hi; jj++)
+					rr[jj - kb0] = rr[jj - kb0] * a->scale + rb[jj];
+			}
 			sc = 1.0f;
 		}
 		if (j->bf16)
