@@ -16,9 +16,11 @@
  * of the head for attention; the best ones are those the OS gave a whole
  * core), and the trials of the peak probe and of every shape are
  * interleaved so that they see the same load.  The peak probe: 12
- * independent chains of 256-bit FMA (2 flops a lane): the peak of the
- * AVX2 table (an AVX-512 table's percentages would need a 512-bit one).  Prints one JSON
- * line per shape: {"isa","shape","m","n","k","gflops","peak","pct"}.
+ * independent chains of FMA (2 flops a lane) at the table's vector
+ * width: 256 bits for avx2 and avxvnni, 512 for avx512, vnni and amx
+ * (Intel's cores run twice the flops with 512 bits, AMD's Zen 4 the
+ * same).  Prints one JSON line per shape:
+ * {"isa","shape","m","n","k","gflops","peak","pct"}.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -74,6 +76,38 @@ static double peak_probe(void)
 			: [a] "x"(a), [b] "x"(b));
 	}
 	return 2.0 * 8 * 12 * PEAK_ITERS;
+}
+
+/* the same with 512-bit vectors (16 lanes), for the AVX-512 tables */
+__attribute__((target("avx512f"), noinline))
+static double peak_probe512(void)
+{
+	__m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+	__m512 c[12];
+
+	for (int i = 0; i < 12; i++)
+		c[i] = _mm512_set1_ps(1.0f + 0.01f * i);
+	for (int it = 0; it < PEAK_ITERS; it++) {
+		__asm__ volatile(
+			"vfmadd213ps %[b], %[a], %[c0]\n\t"
+			"vfmadd213ps %[b], %[a], %[c1]\n\t"
+			"vfmadd213ps %[b], %[a], %[c2]\n\t"
+			"vfmadd213ps %[b], %[a], %[c3]\n\t"
+			"vfmadd213ps %[b], %[a], %[c4]\n\t"
+			"vfmadd213ps %[b], %[a], %[c5]\n\t"
+			"vfmadd213ps %[b], %[a], %[c6]\n\t"
+			"vfmadd213ps %[b], %[a], %[c7]\n\t"
+			"vfmadd213ps %[b], %[a], %[c8]\n\t"
+			"vfmadd213ps %[b], %[a], %[c9]\n\t"
+			"vfmadd213ps %[b], %[a], %[c10]\n\t"
+			"vfmadd213ps %[b], %[a], %[c11]\n\t"
+			: [c0] "+v"(c[0]), [c1] "+v"(c[1]), [c2] "+v"(c[2]),
+			  [c3] "+v"(c[3]), [c4] "+v"(c[4]), [c5] "+v"(c[5]),
+			  [c6] "+v"(c[6]), [c7] "+v"(c[7]), [c8] "+v"(c[8]),
+			  [c9] "+v"(c[9]), [c10] "+v"(c[10]), [c11] "+v"(c[11])
+			: [a] "v"(a), [b] "v"(b));
+	}
+	return 2.0 * 16 * 12 * PEAK_ITERS;
 }
 
 typedef struct shape {
@@ -170,7 +204,7 @@ int main(int argc, char **argv)
 		  .act = EMB_KACT_NONE, .attn = 2 },
 	};
 	int ns = (int)(sizeof sh / sizeof sh[0]);
-	double peak = 0;
+	double peak = 0, (*probe)(void) = peak_probe;
 
 	if (argc > 1)
 		kt = emb_kernels_get(argv[1]);
@@ -182,10 +216,14 @@ int main(int argc, char **argv)
 	}
 	if (trials < 1)
 		trials = 1;
+	/* the AVX-512 tables: avx512, vnni, amx */
+	if (!strcmp(kt->name, "avx512") || !strcmp(kt->name, "vnni") ||
+	    !strcmp(kt->name, "amx"))
+		probe = peak_probe512;
 	for (int s = 0; s < ns; s++)
 		setup(&sh[s]);
 	for (int t = 0; t < trials; t++) {
-		double t0 = now(), fl = peak_probe(), dt = now() - t0;
+		double t0 = now(), fl = probe(), dt = now() - t0;
 		if (fl / dt / 1e9 > peak)
 			peak = fl / dt / 1e9;
 		for (int s = 0; s < ns; s++) {

@@ -169,9 +169,9 @@ typedef struct emb_kernels {
 	emb_bf16_pack_rows_fn bf16_pack_rows;
 	emb_bf16_pack_cols_fn bf16_pack_cols;
 	/* 1: the int8 modes run attention's two GEMMs through gemm_bf16
-	 * (as the bf16 mode does): it is the AVX-512 BF16 GEMM on a CPU
-	 * with EMB_CPU_BF16_FAST (base/cpu.h), where it outruns the fp32
-	 * GEMM; 0 elsewhere (fp32 attention), the amx table included */
+	 * (as the bf16 mode does) where it outruns the fp32 GEMM: the AMX
+	 * GEMM, or the AVX-512 BF16 one on a CPU with EMB_CPU_BF16_FAST
+	 * (base/cpu.h); 0 elsewhere (fp32 attention) */
 	int bf16_attn;
 } emb_kernels;
 

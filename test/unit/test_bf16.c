@@ -527,8 +527,9 @@ static int cpuinfo_has(const char *key, const char *word)
 }
 
 /* attention in the int8 modes runs in bf16 exactly where the table's
- * bf16 GEMM is the AVX-512 BF16 one on a CPU whose vdpbf16ps runs at the
- * FMA's rate (AMD's): never over the portable, AVX2 or AMX GEMMs */
+ * bf16 GEMM is the AMX one, or the AVX-512 BF16 one on a CPU whose
+ * vdpbf16ps runs at the FMA's rate (AMD's): never over the portable or
+ * AVX2 GEMMs */
 Test(bf16, attention_in_bf16_for_int8_where_fast)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
@@ -536,6 +537,7 @@ Test(bf16, attention_in_bf16_for_int8_where_fast)
 	unsigned cpu = emb_cpu_features();
 	int amd = cpuinfo_has("vendor_id", "AuthenticAMD");
 	int bf = cpuinfo_has("flags", "avx512_bf16");
+	int taken = 0;
 
 	/* the vendor test against the kernel's own account */
 	if (amd >= 0 && bf >= 0 && (cpu & EMB_CPU_AVX512))
@@ -549,15 +551,17 @@ Test(bf16, attention_in_bf16_for_int8_where_fast)
 		int want;
 		if (!k)
 			continue;
-		want = !strcmp(k->bf16_name, "avx512bf16") &&
-		       (cpu & EMB_CPU_BF16_FAST);
+		want = !strcmp(k->bf16_name, "amx") ||
+		       (!strcmp(k->bf16_name, "avx512bf16") &&
+		        (cpu & EMB_CPU_BF16_FAST));
+		taken += want;
 		cr_assert_eq(k->bf16_attn, want, "%s (bf16 GEMM %s)", isas[i],
 		             k->bf16_name);
 	}
-	if (!(cpu & EMB_CPU_BF16_FAST))
-		cr_skip_test("this CPU runs vdpbf16ps at half the FMA rate or "
-		             "lacks it: every table keeps fp32 attention in the "
-		             "int8 modes (checked)");
+	if (!taken)
+		cr_skip_test("no AMX tiles here, and vdpbf16ps runs at half the "
+		             "FMA rate or is missing: every table keeps fp32 "
+		             "attention in the int8 modes (checked)");
 }
 
 Test(bf16, model_linear_layers)
