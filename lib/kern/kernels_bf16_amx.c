@@ -14,6 +14,9 @@
  * 2 panels in four accumulator tiles; between k blocks the partial sums
  * wait in y (exact fp32 copies: continuing from them is the same
  * arithmetic), or in a stack buffer for a last panel narrower than 16.
+ * Without a bias (attention's two GEMMs) a finished 16-column tile is
+ * stored to y directly; the others go through a stack copy that adds
+ * the bias and writes only the valid columns.
  * A k tail shorter than a tile takes a zero-padded copy of the B piece.
  *
  * The sums are the tile unit's (bkernels.h: not the scalar formula's
@@ -65,6 +68,18 @@ static void store_rows(float *y, int ldy, const float *acc, int rows,
 		__m512 v = _mm512_loadu_ps(acc + 16 * r);
 		_mm512_mask_storeu_ps(y + (size_t)r * ldy, mk,
 		                      b ? _mm512_add_ps(v, bv) : v);
+	}
+}
+
+/* accumulator tile t (0..3) -> p, rows `stride` bytes apart (the
+ * tile's own row count) */
+static void store_tile(int t, void *p, size_t stride)
+{
+	switch (t) {
+	case 0: _tile_stored(0, p, stride); break;
+	case 1: _tile_stored(1, p, stride); break;
+	case 2: _tile_stored(2, p, stride); break;
+	default: _tile_stored(3, p, stride); break;
 	}
 }
 
@@ -163,14 +178,22 @@ static void gemm_bf16_amx(float *y, int ldy, const float *x, int ldx,
 					}
 					continue;
 				}
-				emb_amx_store4(acc);
 				for (int t = 0; t < 4; t++) {
 					int pp, r0, rows, nc;
-					if (emb_amx_tile(t, p, npan, n, ra, rb, &pp, &r0,
-					                 &rows, &nc))
-						store_rows(y + (size_t)(i0 + r0) * ldy + 16 * pp,
-						           ldy, acc[t], rows,
-						           b ? b + 16 * pp : NULL, nc);
+					float *yt;
+					if (!emb_amx_tile(t, p, npan, n, ra, rb, &pp, &r0,
+					                  &rows, &nc))
+						continue;
+					yt = y + (size_t)(i0 + r0) * ldy + 16 * pp;
+					/* a whole-width tile without a bias goes to y as
+					 * it is; the others through acc */
+					if (!b && nc == 16) {
+						store_tile(t, yt, (size_t)ldy * 4);
+						continue;
+					}
+					store_tile(t, acc[t], 64);
+					store_rows(yt, ldy, acc[t], rows,
+					           b ? b + 16 * pp : NULL, nc);
 				}
 			}
 		}
