@@ -1,7 +1,8 @@
 /*
  * fma-peak - measured fp32 FMA throughput of this machine (for `make bench`).
  *
- * usage: fma-peak [--bf16] [THREADS...]     (default: 1 2)
+ * usage: fma-peak [--bf16 | --amx-int8 | --amx-bf16] [THREADS...]
+ *        (default: 1 2)
  * For each thread count, every thread runs independent chains of
  * vfmadd on 12 vector accumulators (AVX-512 when the CPU has it, else
  * AVX2+FMA) in CHUNKS short chunks of about 0.1 ms and keeps its best
@@ -13,7 +14,13 @@
  * the ceiling of the AVX-512 bf16 GEMM: 4 flops per 32-bit lane (two
  * products and their two adds), isa "avx512bf16"; exit 1 without it.
  * Its rate relative to the FMA's differs by CPU.
- * Build: cc -O2 -pthread -o fma-peak fma-peak.c
+ * --amx-int8, --amx-bf16: the tile unit's ceiling, the one of the AMX
+ * GEMMs (lib/kern/kernels_*_amx.c): four accumulator tiles of 16 x 16
+ * fed by two A and two B tiles that stay in the unit (no loads), isa
+ * "amx-int8" (tdpbusd, 2 ops per u8 x s8 product: "gflops" is GOP/s)
+ * or "amx-bf16" (tdpbf16ps, 2 flops per product); exit 1 where the CPU
+ * or OS does not allow the tiles (base/cpu.c asks Linux for them).
+ * Build: with lib/libemb.a (the AMX check), as `make bench-progs` does
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "base/cpu.h"
 
 #define ITERS 50000L   /* per chunk: 12 x 50000 FMAs, about 0.1 ms */
 #define CHUNKS 400
@@ -147,12 +155,76 @@ static void chunkbf16(void)
 	sink = _mm512_reduce_add_ps(s);
 }
 
+/* the 64-byte ldtilecfg operand, palette 1: tiles 0-7 of 16 rows x 64
+ * bytes */
+static void amx_config(void)
+{
+	unsigned char c[64] __attribute__((aligned(64))) = { 1 };
+
+	for (int t = 0; t < 8; t++) {
+		c[16 + 2 * t] = 64;
+		c[48 + t] = 16;
+	}
+	__asm__ volatile("ldtilecfg %0" : : "m"(*(const unsigned char (*)[64])c));
+}
+
+#define AMX_ITERS 2000L /* per chunk: 4 x 2000 tile products */
+
+/* A tiles 4, 5 and B tiles 6, 7 (small values), accumulators 0-3 */
+static void amx_chunk(int bf16)
+{
+	static const unsigned char ones[1024] __attribute__((aligned(64))) =
+		{ [0 ... 1023] = 1 };
+	unsigned char out[1024] __attribute__((aligned(64)));
+
+	amx_config();
+	__asm__ volatile(
+		"tileloadd (%0,%1,1), %%tmm4\n\t"
+		"tileloadd (%0,%1,1), %%tmm5\n\t"
+		"tileloadd (%0,%1,1), %%tmm6\n\t"
+		"tileloadd (%0,%1,1), %%tmm7\n\t"
+		"tilezero %%tmm0\n\ttilezero %%tmm1\n\t"
+		"tilezero %%tmm2\n\ttilezero %%tmm3"
+		: : "r"(ones), "r"((long)64) : "memory");
+	for (long i = 0; i < AMX_ITERS; i++) {
+		if (bf16)
+			__asm__ volatile(
+				"tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+				"tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+				"tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
+				"tdpbf16ps %%tmm7, %%tmm5, %%tmm3" : : : "memory");
+		else
+			__asm__ volatile(
+				"tdpbusd %%tmm6, %%tmm4, %%tmm0\n\t"
+				"tdpbusd %%tmm7, %%tmm4, %%tmm1\n\t"
+				"tdpbusd %%tmm6, %%tmm5, %%tmm2\n\t"
+				"tdpbusd %%tmm7, %%tmm5, %%tmm3" : : : "memory");
+	}
+	__asm__ volatile("tilestored %%tmm0, (%0,%1,1)\n\ttilerelease"
+	                 : : "r"(out), "r"((long)64) : "memory");
+	sink = (float)out[5];
+}
+
+static void chunk_amx_int8(void)
+{
+	amx_chunk(0);
+}
+
+static void chunk_amx_bf16(void)
+{
+	amx_chunk(1);
+}
+
 int main(int argc, char **argv)
 {
-	int counts[16], nc = 0, bf16 = 0;
+	int counts[16], nc = 0, bf16 = 0, amx = 0;
 	for (int i = 1; i < argc && nc < 16; i++)
 		if (!strcmp(argv[i], "--bf16"))
 			bf16 = 1;
+		else if (!strcmp(argv[i], "--amx-int8"))
+			amx = 1;
+		else if (!strcmp(argv[i], "--amx-bf16"))
+			amx = 2;
 		else
 			counts[nc++] = atoi(argv[i]);
 	if (!nc) {
@@ -168,10 +240,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fma-peak: no AVX-512 BF16 support\n");
 		return 1;
 	}
-	void (*fn)(void) = bf16 ? chunkbf16 : w512 ? chunk512 : chunk256;
+	if (amx && !(emb_cpu_features() & (amx == 1 ? EMB_CPU_AMXINT8
+	                                              : EMB_CPU_AMXBF16))) {
+		fprintf(stderr, "fma-peak: no AMX here: %s\n",
+		        emb_cpu_amx_why() ? emb_cpu_amx_why() : "no AMX-BF16");
+		return 1;
+	}
+	void (*fn)(void) = amx == 1 ? chunk_amx_int8 : amx == 2 ? chunk_amx_bf16 :
+	                   bf16 ? chunkbf16 : w512 ? chunk512 : chunk256;
 	/* flops per instruction, halved: 2 per FMA lane, 4 per bf16 lane */
 	double lanes = bf16 ? 32 : w512 ? 16 : 8;
-	const char *isa = bf16 ? "avx512bf16" : w512 ? "avx512" : "avx2";
+	const char *isa = amx == 1 ? "amx-int8" : amx == 2 ? "amx-bf16" :
+	                  bf16 ? "avx512bf16" : w512 ? "avx512" : "avx2";
+	/* ops per chunk: 4 tiles x 16 x 16 x (64 int8 or 32 bf16 products
+	 * per element) x 2 */
+	double per_chunk = amx ? 4.0 * 256 * (amx == 1 ? 64 : 32) * 2 * AMX_ITERS
+	                       : 2.0 * lanes * 12 * ITERS;
 	for (int c = 0; c < nc; c++) {
 		int t = counts[c] < 1 ? 1 : counts[c] > 64 ? 64 : counts[c];
 		pthread_t th[64];
@@ -183,7 +267,7 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < t; i++) {
 			pthread_join(th[i], NULL);
-			gflops += 2.0 * lanes * 12 * ITERS / pr[i].best / 1e9;
+			gflops += per_chunk / pr[i].best / 1e9;
 		}
 		printf("{\"threads\":%d,\"isa\":\"%s\",\"gflops\":%.1f}\n", t,
 		       isa, gflops);
