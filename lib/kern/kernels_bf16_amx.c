@@ -14,14 +14,17 @@
  * 2 panels in four accumulator tiles; between k blocks the partial sums
  * wait in y (exact fp32 copies: continuing from them is the same
  * arithmetic), or in a stack buffer for a last panel narrower than 16.
- * Without a bias (attention's two GEMMs) a finished 16-column tile is
- * stored to y directly; the others go through a stack copy that adds
- * the bias and writes only the valid columns.
- * A k tail shorter than a tile takes a zero-padded copy of the B piece.
+ * The accumulators start from the bias (a tile loaded with row stride
+ * 0: 16 copies of the panel's biases), or from zero without one, so a
+ * finished 16-column tile is stored to y as it is, with no pass of its
+ * own; a narrower last panel goes through a stack copy that writes only
+ * its valid columns.  A k tail shorter than a tile takes a zero-padded
+ * copy of the B piece.
  *
  * The sums are the tile unit's (bkernels.h: not the scalar formula's
- * bits), but each element's sequence of tdpbf16ps steps depends only on
- * k, so results do not depend on the call's shape.
+ * bits: the bias comes first, not last), but each element's sequence of
+ * tdpbf16ps steps depends only on k and its bias, so results do not
+ * depend on the call's shape.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,18 +60,27 @@ static void round_row(uint16_t *h, const float *x, int n)
 		h[i] = 0;
 }
 
-/* rows of the fp32 tile acc (16 x 16, stride 16) + b -> y, nc columns */
-static void store_rows(float *y, int ldy, const float *acc, int rows,
-                       const float *b, int nc)
+/* rows of the fp32 tile acc (16 x 16, stride 16) -> y, nc columns */
+static void store_rows(float *y, int ldy, const float *acc, int rows, int nc)
 {
 	__mmask16 mk = (__mmask16)((1u << nc) - 1);
-	__m512 bv = b ? _mm512_maskz_loadu_ps(mk, b) : _mm512_setzero_ps();
 
-	for (int r = 0; r < rows; r++) {
-		__m512 v = _mm512_loadu_ps(acc + 16 * r);
+	for (int r = 0; r < rows; r++)
 		_mm512_mask_storeu_ps(y + (size_t)r * ldy, mk,
-		                      b ? _mm512_add_ps(v, bv) : v);
-	}
+		                      _mm512_loadu_ps(acc + 16 * r));
+}
+
+/* the 16 biases of panel pp (of n columns) in place, or for a narrower
+ * last panel copied to buf and zero past n */
+static const float *bias_row(float *buf, const float *b, int pp, int n)
+{
+	int nc = n - 16 * pp;
+
+	if (nc >= 16)
+		return b + 16 * pp;
+	_mm512_store_ps(buf, _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1),
+	                                           b + 16 * pp));
+	return buf;
 }
 
 /* accumulator tile t (0..3) -> p, rows `stride` bytes apart (the
@@ -103,6 +115,7 @@ static void gemm_bf16_amx(float *y, int ldy, const float *x, int ldx,
 	float acc[4][256] __attribute__((aligned(64)));
 	float tail[MB * 16] __attribute__((aligned(64)));
 	uint16_t bt[2][512] __attribute__((aligned(64)));
+	float bb[2][16] __attribute__((aligned(64)));
 	int cra = -1, crb = -1;
 
 	for (int i0 = 0; i0 < m; i0 += MB) {
@@ -134,7 +147,18 @@ static void gemm_bf16_amx(float *y, int ldy, const float *x, int ldx,
 					               : tail;
 					ldp[t] = full ? (size_t)ldy * 4 : 64;
 				}
-				if (first) {
+				if (first && b) {
+					/* the sums start from the bias: a tile whose 16
+					 * rows are the panel's 16 biases (stride 0) */
+					const float *b0 = bias_row(bb[0], b, p, n);
+					_tile_loadd(0, b0, 0);
+					_tile_loadd(2, b0, 0);
+					if (two) {
+						const float *b1 = bias_row(bb[1], b, p + 1, n);
+						_tile_loadd(1, b1, 0);
+						_tile_loadd(3, b1, 0);
+					}
+				} else if (first) {
 					_tile_zero(0);
 					_tile_zero(1);
 					_tile_zero(2);
@@ -185,15 +209,14 @@ static void gemm_bf16_amx(float *y, int ldy, const float *x, int ldx,
 					                  &rows, &nc))
 						continue;
 					yt = y + (size_t)(i0 + r0) * ldy + 16 * pp;
-					/* a whole-width tile without a bias goes to y as
-					 * it is; the others through acc */
-					if (!b && nc == 16) {
+					/* a whole-width tile goes to y as it is, a
+					 * narrower one through acc */
+					if (nc == 16) {
 						store_tile(t, yt, (size_t)ldy * 4);
 						continue;
 					}
 					store_tile(t, acc[t], 64);
-					store_rows(yt, ldy, acc[t], rows,
-					           b ? b + 16 * pp : NULL, nc);
+					store_rows(yt, ldy, acc[t], rows, nc);
 				}
 			}
 		}
