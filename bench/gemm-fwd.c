@@ -46,69 +46,45 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* 12 chains of PEAK_ITERS FMAs on 8 lanes; returns flops */
-__attribute__((target("avx2,fma"), noinline))
-static double peak_probe(void)
-{
-	__m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-	__m256 c[12];
+/* 12 FMA chains, one instruction each: c_i = a * c_i + b */
+#define FMA12 \
+	"vfmadd213ps %[b], %[a], %[c0]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c1]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c2]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c3]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c4]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c5]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c6]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c7]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c8]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c9]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c10]\n\t" \
+	"vfmadd213ps %[b], %[a], %[c11]\n\t"
+/* the operands of FMA12 for c[12], a, b in registers of constraint R */
+#define FMA12_OPS(R) \
+	: [c0] "+" R(c[0]), [c1] "+" R(c[1]), [c2] "+" R(c[2]), \
+	  [c3] "+" R(c[3]), [c4] "+" R(c[4]), [c5] "+" R(c[5]), \
+	  [c6] "+" R(c[6]), [c7] "+" R(c[7]), [c8] "+" R(c[8]), \
+	  [c9] "+" R(c[9]), [c10] "+" R(c[10]), [c11] "+" R(c[11]) \
+	: [a] R(a), [b] R(b)
 
-	for (int i = 0; i < 12; i++)
-		c[i] = _mm256_set1_ps(1.0f + 0.01f * i);
-	for (int it = 0; it < PEAK_ITERS; it++) {
-		__asm__ volatile(
-			"vfmadd213ps %[b], %[a], %[c0]\n\t"
-			"vfmadd213ps %[b], %[a], %[c1]\n\t"
-			"vfmadd213ps %[b], %[a], %[c2]\n\t"
-			"vfmadd213ps %[b], %[a], %[c3]\n\t"
-			"vfmadd213ps %[b], %[a], %[c4]\n\t"
-			"vfmadd213ps %[b], %[a], %[c5]\n\t"
-			"vfmadd213ps %[b], %[a], %[c6]\n\t"
-			"vfmadd213ps %[b], %[a], %[c7]\n\t"
-			"vfmadd213ps %[b], %[a], %[c8]\n\t"
-			"vfmadd213ps %[b], %[a], %[c9]\n\t"
-			"vfmadd213ps %[b], %[a], %[c10]\n\t"
-			"vfmadd213ps %[b], %[a], %[c11]\n\t"
-			: [c0] "+x"(c[0]), [c1] "+x"(c[1]), [c2] "+x"(c[2]),
-			  [c3] "+x"(c[3]), [c4] "+x"(c[4]), [c5] "+x"(c[5]),
-			  [c6] "+x"(c[6]), [c7] "+x"(c[7]), [c8] "+x"(c[8]),
-			  [c9] "+x"(c[9]), [c10] "+x"(c[10]), [c11] "+x"(c[11])
-			: [a] "x"(a), [b] "x"(b));
+/* NAME: 12 chains of PEAK_ITERS FMAs on vectors VT of LANES floats
+ * (target TGT, set1 SET1, register constraint R); returns flops */
+#define PEAK_PROBE(NAME, TGT, VT, SET1, LANES, R) \
+	__attribute__((target(TGT), noinline)) \
+	static double NAME(void) \
+	{ \
+		VT a = SET1(0.999999f), b = SET1(1e-7f), c[12]; \
+		for (int i = 0; i < 12; i++) \
+			c[i] = SET1(1.0f + 0.01f * i); \
+		for (int it = 0; it < PEAK_ITERS; it++) \
+			__asm__ volatile(FMA12 FMA12_OPS(R)); \
+		return 2.0 * LANES * 12 * PEAK_ITERS; \
 	}
-	return 2.0 * 8 * 12 * PEAK_ITERS;
-}
 
-/* the same with 512-bit vectors (16 lanes), for the AVX-512 tables */
-__attribute__((target("avx512f"), noinline))
-static double peak_probe512(void)
-{
-	__m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-	__m512 c[12];
-
-	for (int i = 0; i < 12; i++)
-		c[i] = _mm512_set1_ps(1.0f + 0.01f * i);
-	for (int it = 0; it < PEAK_ITERS; it++) {
-		__asm__ volatile(
-			"vfmadd213ps %[b], %[a], %[c0]\n\t"
-			"vfmadd213ps %[b], %[a], %[c1]\n\t"
-			"vfmadd213ps %[b], %[a], %[c2]\n\t"
-			"vfmadd213ps %[b], %[a], %[c3]\n\t"
-			"vfmadd213ps %[b], %[a], %[c4]\n\t"
-			"vfmadd213ps %[b], %[a], %[c5]\n\t"
-			"vfmadd213ps %[b], %[a], %[c6]\n\t"
-			"vfmadd213ps %[b], %[a], %[c7]\n\t"
-			"vfmadd213ps %[b], %[a], %[c8]\n\t"
-			"vfmadd213ps %[b], %[a], %[c9]\n\t"
-			"vfmadd213ps %[b], %[a], %[c10]\n\t"
-			"vfmadd213ps %[b], %[a], %[c11]\n\t"
-			: [c0] "+v"(c[0]), [c1] "+v"(c[1]), [c2] "+v"(c[2]),
-			  [c3] "+v"(c[3]), [c4] "+v"(c[4]), [c5] "+v"(c[5]),
-			  [c6] "+v"(c[6]), [c7] "+v"(c[7]), [c8] "+v"(c[8]),
-			  [c9] "+v"(c[9]), [c10] "+v"(c[10]), [c11] "+v"(c[11])
-			: [a] "v"(a), [b] "v"(b));
-	}
-	return 2.0 * 16 * 12 * PEAK_ITERS;
-}
+/* the AVX2 tables' (8 lanes) and the AVX-512 tables' (16) */
+PEAK_PROBE(peak_probe, "avx2,fma", __m256, _mm256_set1_ps, 8, "x")
+PEAK_PROBE(peak_probe512, "avx512f", __m512, _mm512_set1_ps, 16, "v")
 
 typedef struct shape {
 	const char *name;
