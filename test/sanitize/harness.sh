@@ -39,13 +39,20 @@ if [ "$(mk EMB_TSAN)" = yes ]; then
 	cat > "$T/prog.c" <<'X'
 #include <pthread.h>
 int x;
-static void *f(void *a) { (void)a; x++; return 0; }
+static void *f(void *a)
+{
+	(void)a;
+	for (int i = 0; i < 100000; i++)
+		x++;
+	return 0;
+}
 int main(int argc, char **argv)
 {
 	pthread_t t;
 	(void)argv;
 	pthread_create(&t, 0, f, 0);
-	x += argc;
+	for (int i = 0; i < 100000; i++)
+		x += argc;
 	pthread_join(t, 0);
 	return 0;
 }
