@@ -107,6 +107,16 @@ else
 	t_skip "bench-static: the MiniLM-L6 row" "the real all-MiniLM-L6-v2 is not in $refs (scripts/install-refs)"
 fi
 
+# the tile unit's ceiling where the CPU and OS allow AMX, else a refusal
+# that says why
+"$EMB_TOP/bench/work/bin/fma-peak" --amx-int8 1 > "$T/amx.out" 2> "$T/amx.err"; s=$?
+if [ "$s" -eq 0 ]; then
+	t_grep "fma-peak --amx-int8: the tile unit's rate" '^{"threads":1,"isa":"amx-int8","gflops":[1-9]' "$T/amx.out"
+else
+	t_eq "fma-peak --amx-int8 without AMX: exit 1" "$s" 1
+	t_grep "... says why" '^fma-peak: no AMX here: ' "$T/amx.err"
+fi
+
 if cmp -s "$T/results.before" "$EMB_TOP/bench/RESULTS.md"; then
 	t_pass "nothing appended to bench/RESULTS.md"
 else
