@@ -9,7 +9,8 @@
  * FFN up with its GELU fused) at the minilm-l6 (384, inner 1536) and the
  * 768 (inner 3072) widths, and attention as lib/nn/attention.c calls it
  * for one head of a 512-token sequence (head dim 64, blocks of 32
- * queries: S = Q K^T, k = 64, then ctx = S V, k = 512).
+ * queries: S = Q K^T, k = 64, then ctx = S V, k = 512; S one scratch
+ * that every query block reuses, as there).
  *
  * The machine may be shared, so every figure is the best of TRIALS short
  * trials (one call for a linear shape, 0.3 to 5 ms; every query block
@@ -140,8 +141,10 @@ static double trial(const emb_kernels *kt, shape *s)
 
 	for (int t = 0; t < blocks; t++) {
 		int r0 = s->next * s->m;
-		const float *x = s->x + (size_t)r0 * s->ldx;
-		float *y = s->y + (size_t)r0 * s->ldy;
+		/* attention.c's scores S are one per-thread scratch, written
+		 * by Q K^T and read by S V for every query block */
+		const float *x = s->x + (s->attn == 2 ? 0 : (size_t)r0 * s->ldx);
+		float *y = s->y + (s->attn == 1 ? 0 : (size_t)r0 * s->ldy);
 		s->next = (s->next + 1) % nb;
 		if (s->act == EMB_KACT_NONE)
 			kt->gemm(y, s->ldy, x, s->ldx, s->wp, s->b, s->m, s->n, s->k);

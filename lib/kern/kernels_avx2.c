@@ -177,6 +177,35 @@ INLINE void tile(float *y, int ldy, const float *x, int ldx,
 	}
 }
 
+/*
+ * Rows of the next register tile when left rows remain: 6, except that
+ * 7 to 9 left go as two tiles of 4 or 5 (the 32-query blocks of
+ * attention: 6 6 6 6 4 4).  A tile of 1 to 3 rows has 2 to 6
+ * accumulators, too few to cover the FMA latency (8 in flight on two
+ * FMA pipes of 4 cycles), so it costs about what a whole tile does.
+ */
+INLINE int tile_rows(int left)
+{
+	if (left > 6 && left < 10)
+		return (left + 1) / 2;
+	return left < 6 ? left : 6;
+}
+
+/*
+ * Rows this short (attention's Q K^T: k = head dim) are too short for
+ * the hardware's stream prefetch to pick them up before the first panel
+ * has walked them; their lines are asked for at once instead.
+ */
+#define SHORT_K 128
+
+/* x (rows, k) stride ldx: every cache line of it into L1 */
+INLINE void prefetch_rows(const float *x, int ldx, int rows, int k)
+{
+	for (int r = 0; r < rows; r++)
+		for (int kk = 0; kk < k; kk += 16)
+			_mm_prefetch((const char *)(x + (size_t)r * ldx + kk), _MM_HINT_T0);
+}
+
 /* act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
  * after inlining */
 INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
@@ -188,16 +217,19 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 
 	for (int i0 = 0; i0 < m; i0 += MC) {
 		int i1 = i0 + MC < m ? i0 + MC : m;
+		if (k <= SHORT_K)
+			prefetch_rows(x + (size_t)i0 * ldx, ldx, i1 - i0, k);
 		for (int p = 0; p < np; p++) {
 			int ncols = n - p * EMB_PANEL;
 			const float *w = wp + (size_t)p * EMB_PANEL * k;
 			const float *bb = b ? b + p * EMB_PANEL : NULL;
 			if (ncols > EMB_PANEL)
 				ncols = EMB_PANEL;
-			for (int i = i0; i < i1; i += 6) {
+			for (int i = i0, mr; i < i1; i += mr) {
 				float *yy = y + (size_t)i * ldy + p * EMB_PANEL;
 				const float *xx = x + (size_t)i * ldx;
-				switch (i1 - i < 6 ? i1 - i : 6) {
+				mr = tile_rows(i1 - i);
+				switch (mr) {
 				case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, ncols, act); break;
 				case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, ncols, act); break;
 				case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, ncols, act); break;

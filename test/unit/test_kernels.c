@@ -137,13 +137,17 @@ Test(kernels, gemm_blocks_bitwise_independent)
 
 /*
  * Shapes at every edge of the SIMD kernels' blocking: rows around the
- * register tiles (6) and the row block (96), columns around the panels
- * (16), k around the k blocks (256, the last one taking up to 384).
+ * register tiles (6; 7 to 9 left as two smaller tiles, attention's 32)
+ * and the row block (96), columns around the panels (16), k around the
+ * short-row prefetch (128) and the k blocks (256, the last one taking
+ * up to 384).  14 rows counts, prime to the 5 that walks them.
  */
-static const int edge_m[] = { 1, 5, 6, 7, 11, 12, 13, 95, 96, 97, 101, 193 };
+static const int edge_m[] = { 1, 5, 6, 7, 8, 9, 12, 13, 32, 95, 96, 97, 101,
+                              193 };
 static const int edge_n[] = { 1, 8, 15, 16, 17, 31, 33, 48, 9, 64 };
-static const int edge_k[] = { 1, 7, 255, 256, 257, 383, 384, 385, 511, 512,
-                              513, 639, 640, 641, 768, 769, 1025 };
+static const int edge_k[] = { 1, 7, 64, 128, 129, 255, 256, 257, 383, 384,
+                              385, 511, 512, 513, 639, 640, 641, 768, 769,
+                              1025 };
 
 /*
  * Every SIMD GEMM against the FMA-order oracle bit for bit, as the
@@ -265,7 +269,7 @@ Test(kernels, gemm_act_equals_gemm_then_act)
 		/* the epilogue runs on the last k block only: every k block
 		 * edge, each activation in turn */
 		for (int s = 0; s < nk; s++)
-			check_act(v[i], edge_m[(s * 7) % (int)(sizeof edge_m / sizeof edge_m[0])],
+			check_act(v[i], edge_m[(s * 5) % (int)(sizeof edge_m / sizeof edge_m[0])],
 			          edge_n[(s * 3) % (int)(sizeof edge_n / sizeof edge_n[0])],
 			          edge_k[s], acts[s % na], s & 1);
 	}
