@@ -157,6 +157,47 @@ int emb_model_config_positions(const struct json_t *cfg)
 	return n;
 }
 
+typedef struct finite_job {
+	const emb_model *m;
+	unsigned char *bad;     /* (tensors) 1: holds a NaN or an infinity */
+} finite_job;
+
+/* tensors [begin, end) of the model's file, but the embedding table */
+static void finite_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const finite_job *j = ctx;
+
+	(void)tid;
+	for (size_t i = begin; i < end; i++) {
+		const emb_tensor *t = emb_safetensors_at(j->m->st, i);
+		j->bad[i] = t != j->m->word_t &&
+		            emb_tensor_check_finite(t, NULL) < 0;
+	}
+}
+
+/*
+ * Every weight finite but the embedding table's rows, as
+ * emb_safetensors_check_finite, the tensors shared out over the
+ * threads; the error names the first bad tensor in the file's order,
+ * as the one-thread check does.
+ */
+static int check_finite(const emb_model *m, emb_err *err)
+{
+	size_t n = emb_safetensors_count(m->st);
+	finite_job j = { m, calloc(n ? n : 1, 1) };
+	int rc = 0;
+
+	if (!j.bad)
+		return emb_err_set(err, "out of memory");
+	emb_threads_for(m->tp, n, 1, finite_task, &j);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (j.bad[i])
+			rc = emb_tensor_check_finite(emb_safetensors_at(m->st, i),
+			                             err);
+	free(j.bad);
+	return rc ? -1 : 0;
+}
+
 int emb_model_load(emb_model **out, const char *dir,
                    const emb_model_opts *opts, emb_err *err)
 {
@@ -213,11 +254,16 @@ int emb_model_load(emb_model **out, const char *dir,
 			break;
 		}
 	}
+	/* the threads first: the check and the packing below use them */
+	if (threads <= 0)
+		threads = emb_online_cpus();
+	if (emb_threads_new(&m->tp, threads, err))
+		goto out;
 	/* every weight finite, but the embedding table's rows: those at
 	 * first use (emb_model_check) */
 	snprintf(path, sizeof(path), "%s%s", m->prefix, m->fam->names->word);
 	m->word_t = emb_safetensors_find(m->st, path);
-	if (emb_safetensors_check_finite(m->st, m->word_t, err))
+	if (check_finite(m, err))
 		goto out;
 	if (emb_net_load(m, err))
 		goto out;
@@ -227,10 +273,6 @@ int emb_model_load(emb_model **out, const char *dir,
 		            "--weights int8)", dir);
 		goto out;
 	}
-	if (threads <= 0)
-		threads = emb_online_cpus();
-	if (emb_threads_new(&m->tp, threads, err))
-		goto out;
 	rc = 0;
 out:
 	json_decref(cfg);

@@ -71,6 +71,43 @@ static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
 	return 0;
 }
 
+/* fp32 panels of W (n,k) -> wp, a share of them per task */
+typedef struct pack_job {
+	float *wp;
+	const float *w;
+	int n, k;
+} pack_job;
+
+#define PACK_GRAIN 8    /* panels per task */
+
+/* panels [PACK_GRAIN begin, PACK_GRAIN end): W's rows 16 p on */
+static void pack_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const pack_job *j = ctx;
+	size_t p0 = begin * PACK_GRAIN, p1 = end * PACK_GRAIN;
+	size_t r0 = p0 * EMB_PANEL, r1 = p1 * EMB_PANEL;
+
+	(void)tid;
+	if (r1 > (size_t)j->n)
+		r1 = (size_t)j->n;
+	// W[r0:r1] (r1-r0, k) -> panels p0..: the same floats the whole
+	// call writes there (a panel is 16 rows of W)
+	emb_pack_weights(j->wp + r0 * (size_t)j->k, j->w + r0 * (size_t)j->k,
+	                 (int)(r1 - r0), j->k);
+}
+
+/* W (n,k) -> wp (emb_pack_size(n, k) floats), the panels shared out
+ * over the model's threads (and their pages first touched by them) */
+static void pack_fp32(const emb_model *m, float *wp, const float *w, int n,
+                      int k)
+{
+	pack_job j = { wp, w, n, k };
+	size_t np = ((size_t)n + EMB_PANEL - 1) / EMB_PANEL;
+
+	emb_threads_for(m->tp, (np + PACK_GRAIN - 1) / PACK_GRAIN, 1,
+	                pack_task, &j);
+}
+
 /* W (n,k) -> out->wp (fp32 panels, psize floats) or, with bf16 compute,
  * out->wb (bf16 panels, kern/bkernels.h; wp NULL) */
 static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
@@ -92,7 +129,7 @@ static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
 		return 0;
 	}
 	// W (n,k) -> panels
-	emb_pack_weights(wp, w, n, k);
+	pack_fp32(m, wp, w, n, k);
 	out->wp = wp;
 	return 0;
 }
@@ -120,7 +157,7 @@ int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
 	// each part (outs[i],k) -> its own panels, from row n on
 	n = 0;
 	for (int i = 0; i < nparts; i++) {
-		emb_pack_weights(wp + n * (size_t)k, wf[i], outs[i], k);
+		pack_fp32(m, wp + n * (size_t)k, wf[i], outs[i], k);
 		n += (size_t)outs[i];
 	}
 	out->wb = NULL;

@@ -128,6 +128,41 @@ echo '{"text":"hello"}' | emb-tokenize -m "$T/lstm" > "$T/out" 2> "$T/err"; s=$?
 t_eq "LSTM module: emb-tokenize needs no modules, exit 0" "$s$(cat "$T/err")" 0
 t_grep "LSTM module: emb-tokenize output" '"input_ids":\[101,7592,102\]' "$T/out"
 
+# a NaN in layer weights (not the embedding table, checked at first
+# use): a load error naming the tensor and the element; the check runs
+# on every thread, and with two bad tensors -j 1 and -j 2 name the same
+# one, the first in the file's order
+# nan DIR N: NaN at element 5 of the first N encoder weights of DIR's file
+nan() {
+	python3 - "$1/model.safetensors" "$2" <<'PY'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+names = [k for k in h if "encoder" in k and k.endswith(".weight")][:int(sys.argv[2])]
+for k in names:
+    w = {"F32": 4, "BF16": 2, "F16": 2}[h[k]["dtype"]]
+    nan = {"F32": b"\x00\x00\xc0\x7f", "BF16": b"\xc0\x7f", "F16": b"\x00\x7e"}[h[k]["dtype"]]
+    o = 8 + n + h[k]["data_offsets"][0] + 5 * w
+    b[o:o + w] = nan
+open(sys.argv[1], "wb").write(b)
+print(" ".join(names))
+PY
+}
+rm -rf "$T/nan1"; cp -R "$fd" "$T/nan1"
+one=$(nan "$T/nan1" 1)
+t_ok "NaN in a layer weight: the fixture has one to spoil" test -n "$one"
+bad "NaN in a layer weight" "$T/nan1" \
+	"$T/nan1/model.safetensors: tensor '$one': element 5 is NaN (weights must be finite)\$"
+rm -rf "$T/nan2"; cp -R "$fd" "$T/nan2"
+two=$(nan "$T/nan2" 2)
+emb-encode -j 1 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err1"; s1=$?
+emb-encode -j 2 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err2"; s2=$?
+t_eq "two bad tensors: exit 3 with -j 1 and -j 2" "$s1 $s2" "3 3"
+t_ok "two bad tensors: -j 1 and -j 2 say the same" cmp -s "$T/err1" "$T/err2"
+t_grep "two bad tensors: one of them named" \
+	"tensor '\\(${two% *}\\|${two#* }\\)': element 5 is NaN" "$T/err2"
+
 # tokenizing needs no weights: the broken directories still tokenize
 echo '{"text":"hello"}' | emb-tokenize -m "$T/range" > "$T/out"; s=$?
 t_eq "emb-tokenize ignores the broken weights" "$s" 0
