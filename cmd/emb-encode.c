@@ -92,6 +92,7 @@ typedef struct ctx {
 	emb_text_tok tt;        /* tt.tok NULL: no tokenizer files */
 	emb_pool_spec spec;
 	emb_late late;          /* --late */
+	const char *dir;        /* the model's (borrowed) */
 } ctx;
 
 static int option(void *vc, int key, const char *arg, emb_err *err)
@@ -171,6 +172,16 @@ static void free_user(void *vc, void *u)
 	emb_enc_rec_free(u);
 }
 
+/* what the options ask of the model, before its tokenizer is looked at */
+static void check_model(void *vc, emb_model *m)
+{
+	ctx *c = vc;
+
+	if (c->e.splade && emb_model_head(m) != EMB_HEAD_MLM)
+		emb_cli_die(&c->cli, EMB_EXIT_MODEL, "%s: --pool=splade needs a masked-LM model (*ForMaskedLM), not %s",
+		            c->dir, emb_model_arch(m));
+}
+
 int main(int argc, char **argv)
 {
 	static ctx c;
@@ -179,7 +190,7 @@ int main(int argc, char **argv)
 	emb_model *m;
 	emb_err err;
 	char *dir;
-	int status, pd;
+	int status, pd, has_tok;
 
 	c.cli.prog = "emb-encode";
 	c.cli.usage = usage;
@@ -215,21 +226,17 @@ int main(int argc, char **argv)
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c.threads;
 	mo.prec = c.cli.prec;
-	if (emb_model_load(&m, dir, &mo, &err) < 0)
-		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-	if (c.e.splade && emb_model_head(m) != EMB_HEAD_MLM)
-		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s: --pool=splade needs a masked-LM model (*ForMaskedLM), not %s",
-		            dir, emb_model_arch(m));
+	c.dir = dir;
+	has_tok = emb_tokenizer_exists(dir);
+	m = emb_cli_model_tok(has_tok ? &c.tt : NULL, &c.cli, dir, &mo,
+	                      check_model, &c);
 	emb_encoder_init(&c.e, m);
 	c.e.tt = &c.tt;
 	c.e.tokens = c.cli.tokens;
 	c.e.b64 = c.cli.b64;
 	c.e.spec = c.pool && !c.cli.late ? &c.spec : NULL;
-	if (emb_tokenizer_exists(dir)) {
-		emb_text_tok_setup(&c.tt, &c.cli, dir, c.e.maxpos);
-	} else if (emb_st_config_load(&c.tt.st, dir, &err) < 0) {
+	if (!has_tok && emb_st_config_load(&c.tt.st, dir, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-	}
 	emb_pool_spec_model(&c.spec, &c.tt.st, c.normalize, c.dim);
 	if (c.modes)
 		c.spec.modes = c.modes;
@@ -251,6 +258,7 @@ int main(int argc, char **argv)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	ops.batch_cost = (size_t)c.batch_tokens;
 	free(dir);
+	c.dir = NULL;
 	status = emb_cli_run(&c.cli, &ops, &c);
 	emb_encoder_release(&c.e);
 	emb_model_free(m);

@@ -6,6 +6,7 @@
  * parts: tool/driver.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "tool/emb-tool.h"
 #include "tool/driver.h"
+#include "base/threadpool.h"
 
 #define DEFAULT_MAX_LINE ((size_t)64 << 20)
 
@@ -408,12 +410,11 @@ int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err)
 	return emb_err_set(err, "missing field 'input_ids'");
 }
 
-void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
-                        int model_max)
+/* emb_text_tok_init with c's options; returns its status, err set */
+static int text_tok_open(emb_text_tok *t, const emb_cli *c, const char *dir,
+                         int model_max, emb_err *err)
 {
 	emb_text_opts o;
-	emb_err err;
-	int rc;
 
 	memset(&o, 0, sizeof(o));
 	o.max_length = c->max_length;
@@ -426,14 +427,76 @@ void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
 	o.prompt_name = c->prompt_name;
 	o.no_prompt = c->no_prompt;
 	o.tok_only = c->tok_only;
-	err.msg[0] = 0;
-	rc = emb_text_tok_init(t, dir, &o, model_max, &err);
+	err->msg[0] = 0;
+	return emb_text_tok_init(t, dir, &o, model_max, err);
+}
+
+/* the end of emb_text_tok_setup, RC and ERR what text_tok_open gave */
+static void text_tok_done(emb_text_tok *t, const emb_cli *c, int rc,
+                          const emb_err *err)
+{
+	emb_err e;
+
 	if (rc == EMB_TEXT_BAD_OPTION)
-		emb_cli_usage_error(c, "%s", err.msg);
+		emb_cli_usage_error(c, "%s", err->msg);
 	if (rc < 0)
-		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err.msg);
+		emb_cli_die(c, EMB_EXIT_MODEL, "%s", err->msg);
 	/* --chunk: windows of this tokenizer */
-	if (c->chunker && emb_chunker_bind(c->chunker, t, &err) < 0)
-		emb_cli_usage_error(c, "%s", err.msg);
+	if (c->chunker && emb_chunker_bind(c->chunker, t, &e) < 0)
+		emb_cli_usage_error(c, "%s", e.msg);
+}
+
+void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
+                        int model_max)
+{
+	emb_err err;
+
+	text_tok_done(t, c, text_tok_open(t, c, dir, model_max, &err), &err);
+}
+
+typedef struct model_load_job {
+	emb_model *m;
+	const char *dir;
+	const emb_model_opts *mo;
+	emb_err err;
+	int rc;
+} model_load_job;
+
+static void *model_load_thread(void *arg)
+{
+	model_load_job *j = arg;
+
+	j->rc = emb_model_load(&j->m, j->dir, j->mo, &j->err);
+	return NULL;
+}
+
+emb_model *emb_cli_model_tok(emb_text_tok *t, const emb_cli *c,
+                             const char *dir, const emb_model_opts *mo,
+                             emb_model_check_fn check, void *ctx)
+{
+	model_load_job j = { NULL, dir, mo, { { 0 } }, -1 };
+	int both = t && mo->threads != 1 && !c->late &&
+	           (mo->threads > 1 || emb_online_cpus() > 1);
+	int trc = 0;
+	pthread_t th;
+	emb_err terr;
+
+	if (both && pthread_create(&th, NULL, model_load_thread, &j) != 0)
+		both = 0;
+	if (both) {
+		trc = text_tok_open(t, c, dir, 0, &terr);
+		pthread_join(th, NULL);
+	} else {
+		model_load_thread(&j);
+	}
+	if (j.rc < 0)
+		emb_cli_die(c, EMB_EXIT_MODEL, "%s", j.err.msg);
+	if (check)
+		check(ctx, j.m);
+	if (both)
+		text_tok_done(t, c, trc, &terr);
+	else if (t)
+		emb_text_tok_setup(t, c, dir, emb_model_max_positions(j.m));
+	return j.m;
 }
 

@@ -257,6 +257,22 @@ int emb_record_check_input(const emb_record *rec, int text_ok, emb_err *err);
  */
 void emb_text_tok_setup(emb_text_tok *t, const emb_cli *c, const char *dir,
                         int model_max);
+/* checks a command makes of the model it loaded before its tokenizer's
+ * errors count (emb_cli_model_tok); exits as emb_cli_die on a failure */
+typedef void (*emb_model_check_fn)(void *ctx, emb_model *m);
+/*
+ * The model in DIR (emb_model_load with MO; exits 3 naming the error),
+ * then CHECK (may be NULL) on it, then, when T is not NULL, its
+ * tokenizer (emb_text_tok_setup with the model's positions).  With more
+ * than one thread (MO's, or the CPUs when it says 0) and no --late, the
+ * model loads on a thread of its own while this one reads the
+ * tokenizer files: the same model, tokenizer and errors, in the same
+ * order, as one after the other.  Returns the model (new,
+ * emb_model_free).
+ */
+emb_model *emb_cli_model_tok(emb_text_tok *t, const emb_cli *c,
+                             const char *dir, const emb_model_opts *mo,
+                             emb_model_check_fn check, void *ctx);
 /* ------------------------------------------------------------------ */
 /* emb-rerank's records (lib/tool/rerank.c)                            */
 
