@@ -19,6 +19,61 @@ void emb_rope_inv_freq(float *inv, int dim, double base)
 	}
 }
 
+/* cs (dim): position i's cos (dim/2 values) then sin (dim/2), of the
+ * frequencies inv (dim/2) */
+static void rope_cs(float *cs, const float *inv, int dim, int i)
+{
+	int half = dim / 2;
+
+	for (int d = 0; d < half; d++) {
+		float f = (float)i * inv[d];
+		cs[d] = (float)cos((double)f);
+		cs[half + d] = (float)sin((double)f);
+	}
+}
+
+static int rope_dim_check(int dim, int head_dim, emb_err *err)
+{
+	if (dim < 2 || dim > 1024 || dim % 2 || dim > head_dim)
+		return emb_err_set(err, "rotary dimension %d is not supported",
+		                   dim);
+	return 0;
+}
+
+typedef struct rope_tab_job {
+	float *cs;
+	const float *inv;
+	int dim;
+} rope_tab_job;
+
+/* rows [begin, end) of the table: positions begin..end-1 */
+static void rope_tab_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const rope_tab_job *j = ctx;
+
+	(void)tid;
+	for (size_t i = begin; i < end; i++)
+		rope_cs(j->cs + i * (size_t)j->dim, j->inv, j->dim, (int)i);
+}
+
+float *emb_rope_table(emb_model *m, const float *inv, int dim, int head_dim,
+                      int npos, emb_err *err)
+{
+	rope_tab_job j = { NULL, inv, dim };
+
+	if (rope_dim_check(dim, head_dim, err))
+		return NULL;
+	if (npos < 1)
+		npos = 1;
+	if (!(j.cs = malloc((size_t)npos * (size_t)dim * sizeof(float)))) {
+		emb_err_set(err, "out of memory");
+		return NULL;
+	}
+	// (npos, dim): cos then sin of every position's angles
+	emb_threads_for(m->tp, (size_t)npos, 64, rope_tab_task, &j);
+	return j.cs;
+}
+
 typedef struct rope_job {
 	const emb_batch *b;
 	const emb_rope *r;
@@ -29,7 +84,7 @@ static void rope_task(void *ctx, size_t begin, size_t end, int tid)
 	const rope_job *j = ctx;
 	const emb_rope *r = j->r;
 	int half = r->dim / 2;
-	float cs[2 * 512];
+	float own[2 * 512];
 
 	(void)tid;
 	for (size_t s = begin; s < end; s++) {
@@ -42,11 +97,13 @@ static void rope_task(void *ctx, size_t begin, size_t end, int tid)
 		}
 		for (int i = 0; i < len; i++) {
 			size_t row = (size_t)(j->b->start[s] + i);
-			for (int d = 0; d < half; d++) {
-				float f = (float)i * inv[d];
-				cs[d] = (float)cos((double)f);
-				cs[half + d] = (float)sin((double)f);
-			}
+			const float *cs = own;
+			// cs (dim) = cos, sin of position i: the batch's table,
+			// or computed here
+			if (r->cs && !r->inv_for_len)
+				cs = r->cs + (size_t)i * r->dim;
+			else
+				rope_cs(own, inv, r->dim, i);
 			for (int t = 0; t < 2; t++) {
 				float *x = t ? r->k : r->q;
 				int ld = t ? r->ldk : r->ldq, nh = t ? r->kv_heads : r->heads;
@@ -73,9 +130,8 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
 {
 	rope_job j = { b, r };
 
-	if (r->dim < 2 || r->dim > 1024 || r->dim % 2 || r->dim > r->head_dim)
-		return emb_err_set(err, "rotary dimension %d is not supported",
-		                   r->dim);
+	if (rope_dim_check(r->dim, r->head_dim, err))
+		return -1;
 	emb_threads_for(m->tp, (size_t)b->nseq, 1, rope_task, &j);
 	return 0;
 }

@@ -285,6 +285,24 @@ static float *rel_bias(const emb_model *m, int maxlen, emb_err *err)
 	return t;
 }
 
+/* cs[0], cs[1]: new, the RoPE tables (emb_rope_table) of the global and
+ * the local frequencies for positions 0..maxlen-1, each only where a
+ * layer uses it */
+static int rope_tables(emb_model *m, float *cs[2], int maxlen, emb_err *err)
+{
+	const emb_net *d = &m->net;
+	int used[2] = { 0, 0 };
+
+	for (int l = 0; l < m->layers; l++)
+		used[d->layer[l].local != 0] = 1;
+	for (int i = 0; i < 2; i++)
+		if (used[i] && !(cs[i] = emb_rope_table(m, i ? d->inv_local :
+		                                        d->inv_global, m->head_dim,
+		                                        m->head_dim, maxlen, err)))
+			return -1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* the layer loop                                                      */
 
@@ -318,6 +336,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	size_t nq = (size_t)m->heads * m->head_dim;
 	size_t nkv = (size_t)d->kv_heads * m->head_dim, nqkv = nq + 2 * nkv;
 	float *qkv, *x, *mid, *h = out, *relbias = NULL;
+	float *rope_cs[2] = { NULL, NULL };     /* global, local */
 	embed_job ej = { m, h, b, NULL, NULL };
 	emb_post_attn pa;
 	size_t nmid = 0, per = nqkv + H;
@@ -341,6 +360,11 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 
 	if (d->buckets && !(relbias = rel_bias(m, b->maxlen, err)))
 		return -1;
+	/* the angles' cos and sin once a batch, not a layer and a sequence
+	 * (the per-length frequencies of dynamic NTK: per sequence) */
+	if (d->pos == EMB_POS_ROPE && !d->inv_for_len && rope_tables(m, rope_cs,
+	                                                         b->maxlen, err))
+		goto out;
 	// h = the embeddings; x = layer 0's attn_norm(h) (pre-norm)
 	if (!m->no_fuse && m->layers > 0 && d->place == EMB_PLACE_PRE &&
 	    d->layer[0].attn_norm.n) {
@@ -366,6 +390,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 			.head_dim = m->head_dim, .dim = m->head_dim,
 			.inv_freq = L->local ? d->inv_local : d->inv_global,
 			.inv_for_len = d->inv_for_len, .ctx = d->rope_ctx,
+			.cs = rope_cs[L->local != 0],
 		};
 		const float *in = h;
 
@@ -401,5 +426,7 @@ int emb_net_forward(emb_model *m, float *out, const emb_batch *b,
 	rc = 0;
 out:
 	free(relbias);
+	free(rope_cs[0]);
+	free(rope_cs[1]);
 	return rc;
 }

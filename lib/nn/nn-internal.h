@@ -465,9 +465,18 @@ typedef struct emb_rope {
 	/* optional: inv (dim/2) for a sequence of len (dynamic NTK) */
 	void (*inv_for_len)(float *inv, const struct emb_rope *r, int len);
 	const void *ctx;        /* for inv_for_len */
+	/* optional, borrowed: (positions, dim) cos then sin of each
+	 * position's angles (emb_rope_table of inv_freq); not read with
+	 * inv_for_len */
+	const float *cs;
 } emb_rope;
 /* inv[i] = 1 / base^(2i/dim) in float32, as torch computes it */
 void emb_rope_inv_freq(float *inv, int dim, double base);
+/* new (free()): the (npos, dim) table of emb_rope.cs for the frequencies
+ * inv (dim/2), positions 0..npos-1, the bits emb_rope_fwd computes;
+ * NULL with err set for a dim it does not support or out of memory */
+float *emb_rope_table(emb_model *m, const float *inv, int dim, int head_dim,
+                      int npos, emb_err *err);
 int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
                  emb_err *err);
 

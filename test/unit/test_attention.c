@@ -360,3 +360,74 @@ Test(attention, bf16_needs_the_bf16_gemm)
 	free_fake(m);
 	free(qkv);
 }
+
+/* ------------------------------------------------------------------ */
+/* rotary embeddings: the batch's cos/sin table gives the bits of the   */
+/* angles computed per sequence, and both rotate as the formula says    */
+
+static void rope_run(float *x, int T, int ld, const emb_batch *b,
+                     const float *inv, const float *cs, int threads)
+{
+	emb_model *m = fake_model(&emb_kernels_scalar, threads, 64, 0);
+	emb_rope r = {
+		.q = x, .k = x + 3 * 20, .ldq = ld, .ldk = ld, .heads = 3,
+		.kv_heads = 1, .head_dim = 20, .dim = 20, .inv_freq = inv,
+		.cs = cs,
+	};
+	emb_err err;
+
+	(void)T;
+	cr_assert_eq(emb_rope_fwd(m, &r, b, &err), 0, "%s", err.msg);
+	free_fake(m);
+}
+
+Test(attention, rope_table_gives_the_computed_bits)
+{
+	static const int lens[] = { 5, 61, 1, 33 };
+	emb_seq seqs[4];
+	int start[5] = { 0 }, T, ld = 5 * 20, maxlen = 61;
+	float inv[10], *cs;
+	emb_err err;
+
+	for (int s = 0; s < 4; s++) {
+		seqs[s] = (emb_seq){ NULL, NULL, lens[s] };
+		start[s + 1] = start[s] + lens[s];
+	}
+	T = start[4];
+	emb_batch b = { seqs, 4, start, T, maxlen };
+	emb_rope_inv_freq(inv, 20, 10000.0);
+	emb_model *m = fake_model(&emb_kernels_scalar, 2, 64, 0);
+	cr_assert(!emb_rope_table(m, inv, 21, 24, maxlen, &err));
+	cr_assert(strstr(err.msg, "rotary dimension 21"), "%s", err.msg);
+	cs = emb_rope_table(m, inv, 20, 20, maxlen, &err);
+	cr_assert(cs, "%s", err.msg);
+	free_fake(m);
+
+	float *x0 = tu_rand_vec((size_t)T * ld, 2.0f);
+	float *with = malloc((size_t)T * ld * sizeof(float));
+	float *without = malloc((size_t)T * ld * sizeof(float));
+	cr_assert(with && without);
+	memcpy(with, x0, (size_t)T * ld * sizeof(float));
+	memcpy(without, x0, (size_t)T * ld * sizeof(float));
+	rope_run(with, T, ld, &b, inv, cs, 2);
+	rope_run(without, T, ld, &b, inv, NULL, 1);
+	cr_assert(!memcmp(with, without, (size_t)T * ld * sizeof(float)),
+	          "the table's rotation differs from the computed one");
+	/* position i of each sequence, head 1 of Q, pair d: the rotation by
+	 * i inv[d], in double; columns 80..99 (not Q or K) untouched */
+	for (int s = 0; s < 4; s++)
+		for (int i = 0; i < lens[s]; i++) {
+			size_t row = (size_t)(start[s] + i) * ld;
+			for (int d = 0; d < 10; d++) {
+				double a = (double)((float)i * inv[d]);
+				double x1 = x0[row + 20 + d], x2 = x0[row + 30 + d];
+				cr_assert(fabs(with[row + 20 + d] -
+				               (x1 * cos(a) - x2 * sin(a))) < 1e-5);
+				cr_assert(fabs(with[row + 30 + d] -
+				               (x2 * cos(a) + x1 * sin(a))) < 1e-5);
+			}
+			cr_assert(!memcmp(with + row + 80, x0 + row + 80,
+			                  20 * sizeof(float)));
+		}
+	free(cs); free(x0); free(with); free(without);
+}
