@@ -163,15 +163,8 @@ int main(int argc, char **argv)
 		                    "--skip-prefix need --maxsim");
 	emb_cli_need_file(&c.cli, c.r.texts_file, 1);
 	dir = emb_cli_model_dir(&c.cli, 1);
-	switch (emb_rerank_setup(&c.r, &c.cli, dir, &err)) {
-	case 0:
-		break;
-	case -2:
-		emb_cli_usage_error(&c.cli, "%s", err.msg);
-		break;
-	default:
+	if (emb_rerank_setup(&c.r, &c.cli, dir, &err) < 0)
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
-	}
 	free(dir);
 	{
 		emb_cli_ops ops = emb_rerank_ops;

@@ -313,8 +313,11 @@ typedef struct emb_rerank {
 
 /* load the cross-encoder in DIR (a *ForSequenceClassification model and
  * its head), its activation unless c->act is set, and the text front end
- * with CLI's options; -1 (err): the caller exits 3; -2 (err): c->label
- * is not one of the model's labels (a usage error) */
+ * with CLI's options (emb_cli_model_tok: the model on a thread of its
+ * own with more than one thread); a model that is not a cross-encoder
+ * or lacks c->label, and the model's and the tokenizer's errors, exit
+ * here (3; 2 for --label); -1 (err): the --texts file or the head, the
+ * caller exits 3 */
 int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
                      emb_err *err);
 /* MaxSim: read c->query_file's token_embeddings records (and with

@@ -718,10 +718,38 @@ out:
 	return ret;
 }
 
+typedef struct rerank_check_ctx {
+	emb_rerank *c;
+	const emb_cli *cli;
+	const char *dir;
+} rerank_check_ctx;
+
+/* the model is a cross-encoder with --label's label (emb_cli_model_tok's
+ * check, before the tokenizer's errors); exits 3, or 2 for --label */
+static void rerank_check(void *vctx, emb_model *m)
+{
+	rerank_check_ctx *x = vctx;
+	emb_rerank *c = x->c;
+	emb_err err;
+
+	if (emb_model_head(m) != EMB_HEAD_CLASSIFIER)
+		emb_cli_die(x->cli, EMB_EXIT_MODEL, "%s: architecture %s is not a "
+		            "cross-encoder (a *ForSequenceClassification model)",
+		            x->dir, emb_model_arch(m));
+	c->labels = emb_model_num_labels(m);
+	if (c->label >= c->labels)
+		emb_cli_usage_error(x->cli, "--label %d: the model has %d label%s",
+		                    c->label, c->labels, c->labels == 1 ? "" : "s");
+	if (c->act < 0 &&
+	    emb_activation_default(&c->act, x->dir, c->labels, &err) < 0)
+		emb_cli_die(x->cli, EMB_EXIT_MODEL, "%s", err.msg);
+}
+
 int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
                      emb_err *err)
 {
 	emb_model_opts mo;
+	rerank_check_ctx x = { c, cli, dir };
 
 	memset(&mo, 0, sizeof(mo));
 	mo.threads = c->threads;
@@ -729,22 +757,9 @@ int emb_rerank_setup(emb_rerank *c, const emb_cli *cli, const char *dir,
 	if (emb_static_detect(dir, err) > 0)
 		return emb_err_set(err, "%s: a static embedding model is not a cross-encoder (embed with emb-encode --pool, rank with emb-search)",
 		                   dir);
-	if (emb_model_load(&c->m, dir, &mo, err) < 0)
-		return -1;
-	if (emb_model_head(c->m) != EMB_HEAD_CLASSIFIER)
-		return emb_err_set(err, "%s: architecture %s is not a "
-		                   "cross-encoder (a *ForSequenceClassification "
-		                   "model)", dir, emb_model_arch(c->m));
-	c->labels = emb_model_num_labels(c->m);
-	if (c->label >= c->labels) {
-		emb_err_set(err, "--label %d: the model has %d label%s", c->label,
-		            c->labels, c->labels == 1 ? "" : "s");
-		return -2;
-	}
-	if (c->act < 0 &&
-	    emb_activation_default(&c->act, dir, c->labels, err) < 0)
-		return -1;
-	emb_text_tok_setup(&c->tt, cli, dir, emb_model_max_positions(c->m));
+	/* the model (on a thread of its own with -j > 1) and its tokenizer;
+	 * their errors exit here */
+	c->m = emb_cli_model_tok(&c->tt, cli, dir, &mo, rerank_check, &x);
 	c->tt_loaded = 1;
 	if (c->texts_file && load_texts(c, err) < 0)
 		return -1;
