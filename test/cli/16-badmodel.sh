@@ -156,29 +156,19 @@ bad "NaN in a layer weight" "$T/nan1" \
 	"$T/nan1/model.safetensors: tensor '$one': element 5 is NaN (weights must be finite)\$"
 rm -rf "$T/nan2"; cp -R "$fd" "$T/nan2"
 two=$(nan "$T/nan2" 2)
-emb-encode -j 1 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err1"; s1=$?
-emb-encode -j 2 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err2"; s2=$?
-t_eq "two bad tensors: exit 3 with -j 1 and -j 2" "$s1 $s2" "3 3"
-t_ok "two bad tensors: -j 1 and -j 2 say the same" cmp -s "$T/err1" "$T/err2"
+t_same_at_j "two bad tensors" 3 1 "$T/in.jsonl" "$T" emb-encode -m "$T/nan2"
 t_grep "two bad tensors: one of them named" \
 	"tensor '\\(${two% *}\\|${two#* }\\)': element 5 is NaN" "$T/err2"
 
 # with more than one thread the model loads while the tokenizer is
 # read: the errors are still the one-thread load's, the model's first
 printf '{"model":' > "$T/nan2/tokenizer.json"
-emb-encode -j 1 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err1"; s1=$?
-emb-encode -j 2 -m "$T/nan2" < "$T/in.jsonl" > "$T/out" 2> "$T/err2"; s2=$?
-t_eq "bad weights and tokenizer: exit 3 with -j 1 and -j 2" "$s1 $s2" "3 3"
-t_ok "bad weights and tokenizer: the same line at -j 1 and -j 2" cmp -s "$T/err1" "$T/err2"
+t_same_at_j "bad weights and tokenizer" 3 1 "$T/in.jsonl" "$T" emb-encode -m "$T/nan2"
 t_grep "bad weights and tokenizer: the weights named" "element 5 is NaN" "$T/err2"
 rm -rf "$T/badtok"; cp -R "$fd" "$T/badtok"
 printf '{"model":' > "$T/badtok/tokenizer.json"
-emb-encode -j 1 -m "$T/badtok" < "$T/in.jsonl" > "$T/out" 2> "$T/err1"; s1=$?
-emb-encode -j 2 -m "$T/badtok" < "$T/in.jsonl" > "$T/out" 2> "$T/err2"; s2=$?
-t_eq "bad tokenizer.json: exit 3 with -j 1 and -j 2" "$s1 $s2" "3 3"
-t_ok "bad tokenizer.json: the same line at -j 1 and -j 2" cmp -s "$T/err1" "$T/err2"
+t_same_at_j "bad tokenizer.json" 3 1 "$T/in.jsonl" "$T" emb-encode -m "$T/badtok"
 t_grep "bad tokenizer.json: named" "tokenizer.json" "$T/err2"
-t_lines "bad tokenizer.json: one line" 1 "$T/err2"
 
 # tokenizing needs no weights: the broken directories still tokenize
 echo '{"text":"hello"}' | emb-tokenize -m "$T/range" > "$T/out"; s=$?

@@ -164,24 +164,15 @@ ce_cases 3 "$T/nli/model"
 # with more than one thread the model loads while the tokenizer is
 # read: the errors are still the one-thread load's, in its order (the
 # model's checks before the tokenizer's)
-# same_err NAME STATUS LINES ARGS...: emb-rerank ARGS at -j 1 and -j 2
-# exit STATUS with the same LINES lines
-same_err() {
-	n=$1 st=$2 nl=$3; shift 3
-	emb-rerank -j 1 "$@" "$T/q.jsonl" > "$T/out" 2> "$T/err1"; s1=$?
-	emb-rerank -j 2 "$@" "$T/q.jsonl" > "$T/out" 2> "$T/err2"; s2=$?
-	t_eq "$n: exit $st with -j 1 and -j 2" "$s1 $s2" "$st $st"
-	t_ok "$n: the same line at -j 1 and -j 2" cmp -s "$T/err1" "$T/err2"
-	t_lines "$n: $nl line(s)" "$nl" "$T/err2"
-}
 rm -rf "$T/cebad" "$T/bibad"; cp -R "$CE" "$T/cebad"; cp -R "$F" "$T/bibad"
 printf '{"model":' > "$T/cebad/tokenizer.json"
 printf '{"model":' > "$T/bibad/tokenizer.json"
-same_err "cross-encoder, bad tokenizer.json" 3 1 -m "$T/cebad"
+t_same_at_j "cross-encoder, bad tokenizer.json" 3 1 "$T/q.jsonl" "$T" emb-rerank -m "$T/cebad"
 t_grep "cross-encoder, bad tokenizer.json: named" "tokenizer.json" "$T/err2"
-same_err "bi-encoder, bad tokenizer.json" 3 1 -m "$T/bibad"
+t_same_at_j "bi-encoder, bad tokenizer.json" 3 1 "$T/q.jsonl" "$T" emb-rerank -m "$T/bibad"
 t_grep "bi-encoder, bad tokenizer.json: not a cross-encoder first" \
 	"is not a cross-encoder" "$T/err2"
-same_err "--label past the labels, bad tokenizer.json" 2 2 -m "$T/cebad" --label 1
+t_same_at_j "--label past the labels, bad tokenizer.json" 2 2 "$T/q.jsonl" "$T" \
+	emb-rerank -m "$T/cebad" --label 1
 t_grep "--label past the labels: named, with the usage line" \
 	"label 1: the model has 1 label" "$T/err2"

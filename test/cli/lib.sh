@@ -38,6 +38,17 @@ t_lines() {
 	if [ ! -r "$3" ]; then t_fail "$1" "no file $3 to count"; return; fi
 	n=$(wc -l < "$3" | tr -d ' '); t_eq "$1" "$n" "$2"
 }
+# t_same_at_j DESC STATUS LINES IN DIR PROG ARGS...: PROG -j 1 ARGS...
+# and PROG -j 2 ARGS..., stdin IN, exit STATUS with the same LINES
+# lines on stderr (left in DIR/err1, DIR/err2)
+t_same_at_j() {
+	d=$1 st=$2 nl=$3 in=$4 dir=$5 p=$6; shift 6
+	"$p" -j 1 "$@" < "$in" > "$dir/out" 2> "$dir/err1"; s1=$?
+	"$p" -j 2 "$@" < "$in" > "$dir/out" 2> "$dir/err2"; s2=$?
+	t_eq "$d: exit $st with -j 1 and -j 2" "$s1 $s2" "$st $st"
+	t_ok "$d: the same message at -j 1 and -j 2" cmp -s "$dir/err1" "$dir/err2"
+	t_lines "$d: $nl line(s)" "$nl" "$dir/err2"
+}
 # a fresh scratch directory for the calling test: t_tmpdir NAME
 t_tmpdir() { rm -rf "$EMB_TMP/$1"; mkdir -p "$EMB_TMP/$1"; echo "$EMB_TMP/$1"; }
 
