@@ -5,7 +5,8 @@
 # A peer runs when the reference venv (EMB_REFS, default build/refs;
 # scripts/install-refs --full) has its modules, and then its rows must be
 # there; when it does not, the script must say "skip" with what to run,
-# and this test says skip too.  No timing is asserted.
+# and this test says skip too.  No timing is asserted (but that a 0.2 s
+# sleep outlasts true).
 refs=${EMB_REFS:-$EMB_TOP/build/refs}
 if grep -q '^EMB_\(SANITIZE\|TSAN\) = yes' "$EMB_TOP/config.mk" 2>/dev/null; then
 	t_skip "benchmark smoke runs" "sanitizer build: the figures mean nothing here and the peers run uninstrumented (make check compiled and linked bench/*.c)"
@@ -116,6 +117,17 @@ else
 	t_eq "fma-peak --amx-int8 without AMX: exit 1" "$s" 1
 	t_grep "... says why" '^fma-peak: no AMX here: ' "$T/amx.err"
 fi
+
+# the paired timer bench/RESULTS.md's A/B figures name: pairs in turn,
+# ratios per pair; a command that fails stops it
+"$EMB_TOP/scripts/paired" -n 3 --warmup 0 --vs true -- sleep 0.2 > "$T/paired.out"; s=$?
+t_eq "scripts/paired: exit 0" "$s" 0
+t_grep "scripts/paired: 3 pairs" '^3 pairs' "$T/paired.out"
+awk '$1 == "A/B" && $2 == "wall" { ok = $4 > 1 } END { exit !(ok && NR == 7) }' "$T/paired.out"
+t_eq "scripts/paired: seven lines, a 0.2 s sleep outlasts true (A/B wall > 1)" "$?" 0
+"$EMB_TOP/scripts/paired" -n 2 --vs false -- true > /dev/null 2> "$T/paired.err"; s=$?
+t_eq "scripts/paired: a failing command: exit 1" "$s" 1
+t_grep "... naming it" 'false exited 1' "$T/paired.err"
 
 if cmp -s "$T/results.before" "$EMB_TOP/bench/RESULTS.md"; then
 	t_pass "nothing appended to bench/RESULTS.md"
