@@ -71,9 +71,12 @@ static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
 	return 0;
 }
 
-/* fp32 panels of W (n,k) -> wp, a share of them per task */
+/* panels of W (n,k) -> wp (fp32) or wb (bf16, kernel table kt), a share
+ * of them per task */
 typedef struct pack_job {
 	float *wp;
+	uint16_t *wb;
+	const emb_kernels *kt;
 	const float *w;
 	int n, k;
 } pack_job;
@@ -86,22 +89,29 @@ static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 	const pack_job *j = ctx;
 	size_t p0 = begin * PACK_GRAIN, p1 = end * PACK_GRAIN;
 	size_t r0 = p0 * EMB_PANEL, r1 = p1 * EMB_PANEL;
+	size_t k2 = ((size_t)j->k + 1) / 2 * 2;
 
 	(void)tid;
 	if (r1 > (size_t)j->n)
 		r1 = (size_t)j->n;
-	// W[r0:r1] (r1-r0, k) -> panels p0..: the same floats the whole
-	// call writes there (a panel is 16 rows of W)
-	emb_pack_weights(j->wp + r0 * (size_t)j->k, j->w + r0 * (size_t)j->k,
-	                 (int)(r1 - r0), j->k);
+	// W[r0:r1] (r1-r0, k) -> panels p0..: the same values the whole
+	// call writes there (a panel is 16 rows of W: 16 k floats, or
+	// 16 k2 bf16)
+	if (j->wb)
+		j->kt->bf16_pack_rows(j->wb + r0 * k2, j->w + r0 * (size_t)j->k,
+		                      j->k, (int)(r1 - r0), j->k);
+	else
+		emb_pack_weights(j->wp + r0 * (size_t)j->k,
+		                 j->w + r0 * (size_t)j->k, (int)(r1 - r0), j->k);
 }
 
-/* W (n,k) -> wp (emb_pack_size(n, k) floats), the panels shared out
- * over the model's threads (and their pages first touched by them) */
-static void pack_fp32(const emb_model *m, float *wp, const float *w, int n,
-                      int k)
+/* W (n,k) -> wp (emb_pack_size(n, k) floats) or, wb not NULL, wb
+ * (emb_bf16_pack_size(n, k) bf16, the table's packer), the panels shared
+ * out over the model's threads (and their pages first touched by them) */
+static void pack_panels(const emb_model *m, float *wp, uint16_t *wb,
+                        const float *w, int n, int k)
 {
-	pack_job j = { wp, w, n, k };
+	pack_job j = { wp, wb, m->k, w, n, k };
 	size_t np = ((size_t)n + EMB_PANEL - 1) / EMB_PANEL;
 
 	emb_threads_for(m->tp, (np + PACK_GRAIN - 1) / PACK_GRAIN, 1,
@@ -123,13 +133,13 @@ static int linear_pack(emb_linear *out, emb_model *m, const float *w, int n,
 		return -1;
 	if (m->prec.bf16) {
 		// W (n,k) -> bf16 panels (the table's packer: the same bits)
-		m->k->bf16_pack_rows((uint16_t *)wp, w, k, n, k);
+		pack_panels(m, NULL, (uint16_t *)wp, w, n, k);
 		out->wb = (const uint16_t *)wp;
 		out->wp = NULL;
 		return 0;
 	}
 	// W (n,k) -> panels
-	pack_fp32(m, wp, w, n, k);
+	pack_panels(m, wp, NULL, w, n, k);
 	out->wp = wp;
 	return 0;
 }
@@ -157,7 +167,7 @@ int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
 	// each part (outs[i],k) -> its own panels, from row n on
 	n = 0;
 	for (int i = 0; i < nparts; i++) {
-		pack_fp32(m, wp + n * (size_t)k, wf[i], outs[i], k);
+		pack_panels(m, wp + n * (size_t)k, NULL, wf[i], outs[i], k);
 		n += (size_t)outs[i];
 	}
 	out->wb = NULL;
