@@ -10,6 +10,54 @@
 #include "kern/bkernels.h"
 #include "nn/nn-internal.h"
 
+/* a layer's int8 form (linear_int8), a share of its rows per task */
+typedef struct i8_job {
+	const emb_kernels *kt;
+	float *w;               /* (n,k) in: fp32; out: the int8 round trip */
+	int8_t *q;              /* (n,k) */
+	float *ws;              /* (n) */
+	int32_t *wsum;          /* (n) */
+	int8_t *wp;             /* W8A8 panels, or NULL */
+	const float *xcs;       /* smoothing's column scales, or NULL */
+	int n, k;
+} i8_job;
+
+#define I8_GRAIN 128    /* rows per task: 8 panels of 16 */
+
+static void i8_task(void *ctx, size_t begin, size_t end, int tid)
+{
+	const i8_job *j = ctx;
+	size_t k = (size_t)j->k, kp = (k + 3) / 4 * 4;
+	size_t r0 = begin * I8_GRAIN, r1 = end * I8_GRAIN;
+
+	(void)tid;
+	if (r1 > (size_t)j->n)
+		r1 = (size_t)j->n;
+	// W[r0:r1] (r1-r0, k) -> q rows, ws (each row its own scale)
+	j->kt->i8_quantize_rows(j->q + r0 * k, j->ws + r0, j->w + r0 * k,
+	                        (int)(r1 - r0), (int)k);
+	for (size_t r = r0; r < r1; r++) {
+		int32_t sum = 0;
+		for (size_t kk = 0; kk < k; kk++) {
+			float v = (float)j->q[r * k + kk] * j->ws[r];
+			/* the float copy (fallback) reads unsmoothed inputs */
+			j->w[r * k + kk] = j->xcs ? v * j->xcs[kk] : v;
+			sum += j->q[r * k + kk];
+		}
+		j->wsum[r] = sum;
+	}
+	// q[r0:r1] -> panels r0/16..: what the whole call writes there
+	if (j->wp)
+		emb_i8_pack(j->wp + r0 * kp, j->q + r0 * k, (int)(r1 - r0),
+		            (int)k);
+}
+
+static void i8_rows(const emb_model *m, i8_job *j)
+{
+	emb_threads_for(m->tp, ((size_t)j->n + I8_GRAIN - 1) / I8_GRAIN, 1,
+	                i8_task, j);
+}
+
 /*
  * int8 weights for w (n,k): W8 (prec.w8 or an I8 checkpoint) replaces w
  * by its int8 round trip; with prec.a8 also keeps the int8 panels for
@@ -43,25 +91,17 @@ static int linear_int8(emb_linear *out, emb_model *m, float *w, int n, int k,
 		free(q);
 		return -1;
 	}
-	// W (n,k) -> q (n,k) int8, ws (n)
-	m->k->i8_quantize_rows(q, ws, w, n, k);
-	for (int j = 0; j < n; j++) {
-		int32_t sum = 0;
-		for (int kk = 0; kk < k; kk++) {
-			float v = (float)q[(size_t)j * k + kk] * ws[j];
-			/* the float copy (fallback) reads unsmoothed inputs */
-			w[(size_t)j * k + kk] = out->xcs ? v * out->xcs[kk] : v;
-			sum += q[(size_t)j * k + kk];
-		}
-		wsum[j] = sum;
+	wp = NULL;
+	if (m->prec.a8 &&
+	    !(wp = (int8_t *)emb_model_alloc(m, (bytes + 3) / 4, err))) {
+		free(q);
+		return -1;
 	}
+	// W (n,k) -> q (n,k) int8, ws (n); w its round trip, wsum (n);
+	// q -> wp panels; rows shared out over the threads
+	i8_rows(m, &(i8_job){ m->k, w, q, ws, wsum, wp, out->xcs, n, k });
 	m->n_w8++;
 	if (m->prec.a8) {
-		if (!(wp = (int8_t *)emb_model_alloc(m, (bytes + 3) / 4, err))) {
-			free(q);
-			return -1;
-		}
-		emb_i8_pack(wp, q, n, k);
 		out->wq = wp;
 		out->ws = ws;
 		out->wsum = wsum;
