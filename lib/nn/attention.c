@@ -56,12 +56,12 @@ static void rope_tab_task(void *ctx, size_t begin, size_t end, int tid)
 		rope_cs(j->cs + i * (size_t)j->dim, j->inv, j->dim, (int)i);
 }
 
-float *emb_rope_table(emb_model *m, const float *inv, int dim, int head_dim,
-                      int npos, emb_err *err)
+float *emb_rope_table(emb_model *m, const float *inv, int dim, int npos,
+                      emb_err *err)
 {
 	rope_tab_job j = { NULL, inv, dim };
 
-	if (rope_dim_check(dim, head_dim, err))
+	if (rope_dim_check(dim, dim, err))
 		return NULL;
 	if (npos < 1)
 		npos = 1;

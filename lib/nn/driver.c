@@ -298,7 +298,7 @@ static int rope_tables(emb_model *m, float *cs[2], int maxlen, emb_err *err)
 	for (int i = 0; i < 2; i++)
 		if (used[i] && !(cs[i] = emb_rope_table(m, i ? d->inv_local :
 		                                        d->inv_global, m->head_dim,
-		                                        m->head_dim, maxlen, err)))
+		                                        maxlen, err)))
 			return -1;
 	return 0;
 }

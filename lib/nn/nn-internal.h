@@ -475,8 +475,8 @@ void emb_rope_inv_freq(float *inv, int dim, double base);
 /* new (free()): the (npos, dim) table of emb_rope.cs for the frequencies
  * inv (dim/2), positions 0..npos-1, the bits emb_rope_fwd computes;
  * NULL with err set for a dim it does not support or out of memory */
-float *emb_rope_table(emb_model *m, const float *inv, int dim, int head_dim,
-                      int npos, emb_err *err);
+float *emb_rope_table(emb_model *m, const float *inv, int dim, int npos,
+                      emb_err *err);
 int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
                  emb_err *err);
 
