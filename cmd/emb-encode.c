@@ -235,7 +235,9 @@ int main(int argc, char **argv)
 	c.e.tokens = c.cli.tokens;
 	c.e.b64 = c.cli.b64;
 	c.e.spec = c.pool && !c.cli.late ? &c.spec : NULL;
-	if (!has_tok && emb_st_config_load(&c.tt.st, dir, &err) < 0)
+	if (!has_tok && (emb_st_config_load(&c.tt.st, dir, &err) < 0 ||
+	                 emb_dense_pack(c.tt.st.dense, c.tt.st.n_dense,
+	                                &err) < 0))
 		emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 	emb_pool_spec_model(&c.spec, &c.tt.st, c.normalize, c.dim);
 	if (c.modes)

@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 		err.msg[0] = 0;
 		int hidden = 0;
 		if (emb_st_config_load(&st, dir, &err) < 0 ||
+		    emb_dense_pack(st.dense, st.n_dense, &err) < 0 ||
 		    emb_st_config_hidden(&hidden, dir, &err) < 0)
 			emb_cli_die(&c.cli, EMB_EXIT_MODEL, "%s", err.msg);
 		if (!static_spec(&c, dir, &st)) {

@@ -118,8 +118,12 @@ typedef struct emb_prompt {
 typedef struct emb_dense {
 	int in, out;            /* in_features, out_features */
 	int tanh;               /* activation Tanh (else Identity) */
-	float *w;               /* (out, in) row-major, linear.weight */
+	float *w;               /* (out, in) row-major, linear.weight; NULL
+	                           once st's emb_dense_pack has made wp */
 	float *b;               /* (out) linear.bias, or NULL */
+	float *wp;              /* W packed for the GEMM (kern/kernels.h),
+	                           made by emb_dense_pack (st/st.h) from w,
+	                           which it replaces; NULL before */
 } emb_dense;
 
 typedef struct emb_st_config {

@@ -543,6 +543,7 @@ void emb_st_config_release(emb_st_config *c)
 	for (size_t i = 0; i < c->n_dense; i++) {
 		free(c->dense[i].w);
 		free(c->dense[i].b);
+		free(c->dense[i].wp);
 	}
 	free(c->dense);
 	memset(c, 0, sizeof(*c));

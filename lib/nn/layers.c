@@ -276,6 +276,15 @@ static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, linear_task, &j);
 }
 
+void emb_model_matmul(emb_model *m, float *y, const float *x, int rows,
+                      const float *wp, const float *b, int n, int k)
+{
+	emb_linear l = { .wp = wp, .b = b, .in = k, .out = n };
+
+	if (rows > 0)
+		linear_f32(m, y, n, x, k, rows, &l, EMB_KACT_NONE);
+}
+
 void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
                     int ldx, int rows, const emb_linear *l)
 {

@@ -105,6 +105,16 @@ int emb_model_forward(emb_model *m, float *out, const emb_seq *seqs,
  * emb_model_forward is not reentrant: one call at a time per model.
  */
 int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
+/*
+ * y (rows, n) = x (rows, k) @ W (n, k)^T + b (n) with the model's float
+ * GEMM on its threads, whatever its precision mode: for the modules
+ * after pooling (sentence-transformers' Dense).  wp: W packed as
+ * kern/kernels.h says (emb_pack_weights); b may be NULL.  Each row's
+ * bits are those of one gemm call of the table emb_kernels_select
+ * gives, whatever ROWS and the threads.  Not reentrant (the threads).
+ */
+void emb_model_matmul(emb_model *m, float *y, const float *x, int rows,
+                      const float *wp, const float *b, int n, int k);
 /* linear layers in all, with int8 weights, and running W8A8; *kernel
  * (borrowed): "vnni", "avxvnni", "avx2" or "scalar" (the int8 GEMM in use), or
  * NULL without W8A8; $EMB_ISA forces one (kern/kernels.h) */

@@ -212,6 +212,8 @@ int emb_text_tok_init(emb_text_tok *t, const char *dir,
 	if ((o->tok_only ? emb_st_config_load_text(&t->st, dir, err) :
 	                   emb_st_config_load(&t->st, dir, err)) < 0)
 		return -1;
+	if (emb_dense_pack(t->st.dense, t->st.n_dense, err) < 0)
+		goto fail;
 	if ((rc = emb_static_detect(dir, err)) != EMB_STATIC_NONE) {
 		rc = -1;
 		if (emb_static_load(&t->sm, dir, err) < 0)
@@ -458,56 +460,82 @@ int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err)
 	return 0;
 }
 
-int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
-                   const float *tok, int n, int d, int prompt_length,
-                   emb_err *err)
+int emb_pool_width(const emb_pool_spec *p, int d)
 {
-	int pd = emb_pool_dim(p->modes, d), skip = 0;
-	float *v;
+	return p->sm ? d : emb_pool_dim(p->modes, d);
+}
 
-	*out = NULL;
-	*outn = 0;
+int emb_pool_into(float *v, const emb_pool_spec *p, const float *tok, int n,
+                  int d, int prompt_length, emb_err *err)
+{
+	int pd = emb_pool_width(p, d);
+
 	if (p->in_dim > 0 && d != p->in_dim)
 		return emb_err_set(err, "token embeddings have %d columns, the pooling config says %d",
 		                   d, p->in_dim);
 	if (pd <= 0)
 		return emb_err_set(err, "invalid pooling for dimension %d", d);
-	if (!p->include_prompt)
-		skip = prompt_length;
-	v = malloc((size_t)pd * sizeof(float));
-	if (!v)
-		return emb_err_set(err, "out of memory");
 	if (p->sm) {
 		// tok (n, d) -> v (d): the static model's own mean
 		emb_static_mean_rows(v, p->sm, tok, (size_t)n);
-	} else if (emb_pool(v, tok, n, d, p->modes, skip, err) < 0) {
+	} else if (emb_pool(v, tok, n, d, p->modes,
+	                    p->include_prompt ? 0 : prompt_length, err) < 0) {
+		return -1;
+	}
+	return pd;
+}
+
+int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
+                   const float *tok, int n, int d, int prompt_length,
+                   emb_err *err)
+{
+	int pd = emb_pool_width(p, d);
+	float *v;
+
+	*out = NULL;
+	*outn = 0;
+	if (!(v = malloc((size_t)(pd > 0 ? pd : 1) * sizeof(float))))
+		return emb_err_set(err, "out of memory");
+	if (emb_pool_into(v, p, tok, n, d, prompt_length, err) < 0) {
 		free(v);
 		return -1;
 	}
 	return emb_pool_finish(out, outn, p, v, pd, err);
 }
 
+int emb_pool_check(const emb_pool_spec *p, int pd, emb_err *err)
+{
+	if (p->n_dense && p->dense[0].in != pd)
+		return emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
+		                   pd, p->dense[0].in);
+	if ((p->n_dense && p->dim > p->dense[p->n_dense - 1].out) ||
+	    (!p->n_dense && p->dim > pd))
+		return emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+		                   p->dim, p->n_dense ? p->dense[p->n_dense - 1].out : pd);
+	return 0;
+}
+
 int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
                     int pd, emb_err *err)
 {
-	int i;
-
 	*out = NULL;
 	*outn = 0;
-	if ((p->n_dense && p->dense[0].in != pd) ||
-	    (p->n_dense && p->dim > p->dense[p->n_dense - 1].out) ||
-	    (!p->n_dense && p->dim > pd)) {
-		if (p->n_dense && p->dense[0].in != pd)
-			emb_err_set(err, "the pooled embedding has %d values, the Dense module takes %d",
-			            pd, p->dense[0].in);
-		else
-			emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-			            p->dim, p->n_dense ? p->dense[p->n_dense - 1].out : pd);
+	if (emb_pool_check(p, pd, err) < 0) {
 		free(v);
 		return -1;
 	}
 	if (emb_dense_apply(&v, &pd, p->dense, p->n_dense, err) < 0)
 		return -1;
+	return emb_pool_post(out, outn, p, v, pd, err);
+}
+
+int emb_pool_post(float **out, int *outn, const emb_pool_spec *p, float *v,
+                  int pd, emb_err *err)
+{
+	int i;
+
+	*out = NULL;
+	*outn = 0;
 	if (p->layer_norm) {    /* F.layer_norm(v, (pd,)), eps 1e-5 */
 		double mean = 0, var = 0;
 		for (i = 0; i < pd; i++)

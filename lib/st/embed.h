@@ -128,14 +128,26 @@ int emb_pool_spec_dim(const emb_pool_spec *p, int d);
 int emb_pool_apply(float **out, int *outn, const emb_pool_spec *p,
                    const float *tok, int n, int d, int prompt_length,
                    emb_err *err);
+/* width of the pooled vector of P for hidden size D, before the
+ * modules after pooling (0 when invalid) */
+int emb_pool_width(const emb_pool_spec *p, int d);
+/* the pooling alone: tok (n, d) -> v (emb_pool_width values); returns
+ * that width, or -1 with ERR set */
+int emb_pool_into(float *v, const emb_pool_spec *p, const float *tok, int n,
+                  int d, int prompt_length, emb_err *err);
 /*
  * The modules after pooling on V (PD values, stolen): the Dense modules,
  * the LayerNorm, Normalize, then --dim; *out (new) of *outn values.  0,
  * or -1 with ERR set (V freed): a shape that does not fit, a value that
- * is not finite.
+ * is not finite.  In steps: emb_pool_check (the shapes, for PD pooled
+ * values), emb_dense_rows (st.h), emb_pool_post (the rest, on V of the
+ * last Dense module's width, stolen).
  */
 int emb_pool_finish(float **out, int *outn, const emb_pool_spec *p, float *v,
                     int pd, emb_err *err);
+int emb_pool_check(const emb_pool_spec *p, int pd, emb_err *err);
+int emb_pool_post(float **out, int *outn, const emb_pool_spec *p, float *v,
+                  int pd, emb_err *err);
 /* the record's "prompt_length" (0 when absent) */
 int emb_record_prompt_length(int *out, const emb_record *rec, emb_err *err);
 

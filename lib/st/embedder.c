@@ -197,6 +197,79 @@ int emb_embedder_tokenize(const emb_embedder *e, int32_t **ids, size_t *n,
 	return 0;
 }
 
+/* rows of pooled vectors that go through the Dense modules together */
+#define DENSE_ROWS 256
+
+/*
+ * emb_forward_pool's pooling when SPEC has Dense modules: the pooled
+ * vectors of up to DENSE_ROWS sequences through them as one GEMM on the
+ * model's threads (the same bits as one at a time, emb_dense_rows),
+ * then each sequence's rest and EACH in order.  A sequence whose
+ * pooling fails ends the run after those before it have gone to EACH.
+ */
+static int pool_dense(emb_model *m, const float *tok, const emb_seq *seqs,
+                      int k, const emb_pool_spec *spec, const size_t *skip,
+                      emb_rows_fn each, void *u, int *at, emb_err *err)
+{
+	int h = emb_model_hidden_size(m), pw = emb_pool_width(spec, h);
+	emb_err perr = { "" };
+	size_t off = 0;
+
+	if (pw <= 0)
+		pw = 1;
+	for (int i0 = 0; i0 < k; i0 += DENSE_ROWS) {
+		int i1 = i0 + DENSE_ROWS < k ? i0 + DENSE_ROWS : k, ok = i1, pd = pw;
+		float *x = malloc((size_t)(i1 - i0) * (size_t)pw * sizeof(float));
+		if (!x)
+			return emb_err_set(err, "out of memory");
+		// tok rows of sequences i0..i1-1 -> x (i1-i0, pw), pooled
+		for (int i = i0; i < i1; i++) {
+			float *v = x + (size_t)(i - i0) * (size_t)pw;
+			int w = emb_pool_into(v, spec, tok + off * (size_t)h,
+			                      seqs[i].len, h, skip ? (int)skip[i] : 0,
+			                      &perr);
+			off += (size_t)seqs[i].len;
+			if (w < 0 || emb_pool_check(spec, w, &perr) < 0) {
+				ok = i;
+				break;
+			}
+		}
+		// x (ok-i0, pw) -> x (ok-i0, pd): the Dense modules
+		if (ok > i0 && emb_dense_rows(&x, &pd, ok - i0, spec->dense,
+		                              spec->n_dense, m, err) < 0)
+			return -1;
+		for (int i = i0; i < ok; i++) {
+			float *v = malloc((size_t)pd * sizeof(float));
+			int vn, rc;
+			*at = i;
+			if (!v) {
+				free(x);
+				return emb_err_set(err, "out of memory");
+			}
+			memcpy(v, x + (size_t)(i - i0) * (size_t)pd,
+			       (size_t)pd * sizeof(float));
+			if (emb_pool_post(&v, &vn, spec, v, pd, err) < 0) {
+				free(x);
+				return -1;
+			}
+			rc = each(u, i, &v, vn, err);
+			free(v);
+			if (rc < 0) {
+				free(x);
+				return -1;
+			}
+		}
+		free(x);
+		if (ok < i1) {
+			*at = ok;
+			*err = perr;
+			return -1;
+		}
+	}
+	*at = -1;
+	return 0;
+}
+
 int emb_forward_pool(emb_model *m, float **scratch, size_t *cap,
                      const emb_seq *seqs, int k, const emb_pool_spec *spec,
                      const size_t *skip, emb_rows_fn each, void *u,
@@ -219,6 +292,9 @@ int emb_forward_pool(emb_model *m, float **scratch, size_t *cap,
 	// forward: seqs (k) -> scratch (tokens, hidden)
 	if (emb_model_forward(m, *scratch, seqs, k, err) < 0)
 		return -1;
+	if (spec && spec->n_dense && !spec->sm)
+		return pool_dense(m, *scratch, seqs, k, spec, skip, each, u, at,
+		                  err);
 	for (int i = 0; i < k; i++) {
 		float *tok = *scratch + off * h, *v = tok;
 		int vn = seqs[i].len * (int)h, rc;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "st/st.h"
+#include "kern/kernels.h"
 
 static const unsigned pool_order[] = {
 	EMB_POOL_CLS, EMB_POOL_MAX, EMB_POOL_MEAN, EMB_POOL_MEAN_SQRT_LEN,
@@ -135,32 +136,79 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 	return 0;
 }
 
-int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
-                    emb_err *err)
+int emb_dense_pack(emb_dense *dense, size_t n, emb_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		const emb_dense *dn = &dense[i];
-		// W (out, in) @ v (in) + b (out) -> y (out)
-		float *y = malloc((size_t)dn->out * sizeof(float));
-		if (!y) {
-			free(*v);
-			*v = NULL;
+		emb_dense *dn = &dense[i];
+		size_t sz = emb_pack_size(dn->out, dn->in);
+		if (dn->wp)
+			continue;
+		if (!dn->w || !sz)
+			return emb_err_set(err, "Dense module %zu has no weights",
+			                   i + 1);
+		if (!(dn->wp = malloc(sz * sizeof(float))))
 			return emb_err_set(err, "out of memory");
+		// W (out, in) row-major -> panels (kern/kernels.h)
+		emb_pack_weights(dn->wp, dn->w, dn->out, dn->in);
+		free(dn->w);
+		dn->w = NULL;
+	}
+	return 0;
+}
+
+/* x (rows, dn->in) -> y (rows, dn->out): the Dense module's GEMM on the
+ * model's threads (M set) or with the table K in this thread, then its
+ * Tanh */
+static void dense_rows(float *y, const float *x, int rows,
+                       const emb_dense *dn, emb_model *m,
+                       const emb_kernels *k)
+{
+	// act(x (rows, in) @ W (out, in)^T + b (out)) -> y (rows, out)
+	if (m)
+		emb_model_matmul(m, y, x, rows, dn->wp, dn->b, dn->out, dn->in);
+	else
+		k->gemm(y, dn->out, x, dn->in, dn->wp, dn->b, rows, dn->out,
+		        dn->in);
+	if (dn->tanh)
+		for (size_t i = 0; i < (size_t)rows * (size_t)dn->out; i++)
+			y[i] = tanhf(y[i]);
+}
+
+int emb_dense_rows(float **x, int *pd, int rows, const emb_dense *dense,
+                   size_t n, emb_model *m, emb_err *err)
+{
+	const emb_kernels *k = NULL;
+
+	if (n && !m && emb_kernels_select(&k, err) < 0) {
+		free(*x);
+		*x = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const emb_dense *dn = &dense[i];
+		float *y = NULL;
+		if (!dn->wp)
+			emb_err_set(err, "Dense module %zu is not packed", i + 1);
+		else if (!(y = malloc((size_t)rows * (size_t)dn->out *
+		                      sizeof(float))))
+			emb_err_set(err, "out of memory");
+		if (!y) {
+			free(*x);
+			*x = NULL;
+			return -1;
 		}
-		for (int o = 0; o < dn->out; o++) {
-			const float *w = dn->w + (size_t)o * dn->in;
-			float acc = 0;
-			for (int k = 0; k < dn->in; k++)
-				acc += w[k] * (*v)[k];
-			if (dn->b)
-				acc += dn->b[o];
-			y[o] = dn->tanh ? tanhf(acc) : acc;
-		}
-		free(*v);
-		*v = y;
+		dense_rows(y, *x, rows, dn, m, k);
+		free(*x);
+		*x = y;
 		*pd = dn->out;
 	}
 	return 0;
+}
+
+int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
+                    emb_err *err)
+{
+	return emb_dense_rows(v, pd, 1, dense, n, NULL, err);
 }
 
 void emb_normalize(float *v, int d)

@@ -27,11 +27,25 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 /* v /= max(||v||, 1e-12), as torch.nn.functional.normalize */
 void emb_normalize(float *v, int d);
 /*
- * The Dense modules DENSE[0..N) in order on *V (*PD values, new): each
- * y = act(W v + b) replaces *V (the old one freed), *PD its size.  0, or
- * -1 with ERR set and *V freed (NULL).  The shapes are the caller's to
- * check.
+ * The Dense modules' weights made ready for the GEMM: each module's w
+ * (new) replaced by wp, its packed form (kern/kernels.h); modules
+ * already packed are left as they are.  Every st config with Dense
+ * modules goes through it once after loading (emb_text_tok_init does).
  */
+int emb_dense_pack(emb_dense *dense, size_t n, emb_err *err);
+/*
+ * The Dense modules DENSE[0..N) (packed) in order on the ROWS vectors
+ * *X (rows, *PD values each, new): each y = act(x W^T + b) replaces *X
+ * (the old one freed), *PD its width.  The arithmetic of every value is
+ * one element of the kernel table's gemm (kern/kernels.h; the table
+ * emb_kernels_select gives), so a vector has the same bits alone or
+ * among others: M set, on the model's threads (emb_model_matmul); NULL,
+ * in this thread.  0, or -1 with ERR set and *X freed (NULL).  The
+ * shapes are the caller's to check.
+ */
+int emb_dense_rows(float **x, int *pd, int rows, const emb_dense *dense,
+                   size_t n, emb_model *m, emb_err *err);
+/* emb_dense_rows on one vector *V, in this thread */
 int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
                     emb_err *err);
 /*

@@ -89,6 +89,20 @@ t_eq "Dense Tanh: changes the embeddings" "$s" 1
 head -20 "$G" | emb-encode -m "$M" --no-normalize --pool > "$T/tanh.raw" 2> /dev/null
 awk -F'"embedding":' '{e = $2; sub(/\].*/, "", e); sub(/^ *\[/, "", e); n = split(e, a, ","); if (n != 128) bad = 1; for (i = 1; i <= n; i++) if (a[i] + 0 > 1 || a[i] + 0 < -1) bad = 1} END {exit bad}' "$T/tanh.raw"
 t_eq "Dense Tanh: values within [-1, 1] before Normalize" "$?" 0
+# the Dense modules run as one GEMM over a batch's pooled vectors (256
+# at a time, on the threads): each vector has the bits emb-pool gives it
+# alone, with and without the Tanh
+vecs() { sed 's/.*"embedding":\(\[[^]]*\]\).*/\1/' "$1"; }
+for m in "$(t_fixture gemma-embed-tiny)" "$M"; do
+	emb-encode -m "$m" --pool -j 2 "$G" > "$T/dpool" 2> "$T/err"; s=$?
+	t_eq "Dense in batches ($(basename "$m")): exit 0" "$s" 0
+	t_lines "Dense in batches ($(basename "$m")): one vector a record" 532 "$T/dpool"
+	emb-encode -m "$m" -j 1 "$G" | emb-pool -m "$m" > "$T/dalone"
+	vecs "$T/dpool" > "$T/dpool.v"
+	vecs "$T/dalone" > "$T/dalone.v"
+	t_ok "Dense in batches ($(basename "$m")): the bits of emb-pool's one at a time" \
+		cmp -s "$T/dpool.v" "$T/dalone.v"
+done
 head -3 "$G" | emb-encode -m "$(t_fixture gemma-embed-tiny)" --pool --dim 512 > /dev/null 2>&1; s=$?
 t_eq "--dim past the last Dense's out_features: exit 2" "$s" 2
 

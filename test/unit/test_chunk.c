@@ -293,11 +293,16 @@ Test(chunk, pool_mean_of_the_window)
 Test(chunk, pool_dense)
 {
 	/* W (2, 3), b (2), tanh */
-	float w[6] = { 1, 0, 0, 0, 1, 1 }, b[2] = { 0.5f, -1 };
-	emb_dense d = { 3, 2, 1, w, b };
+	float w0[6] = { 1, 0, 0, 0, 1, 1 }, b[2] = { 0.5f, -1 };
+	float *w = malloc(sizeof(w0));
+	emb_dense d = { 3, 2, 1, w, b, NULL };
 	float *v;
 	int n;
 	emb_err err;
+
+	cr_assert(w != NULL);
+	memcpy(w, w0, sizeof(w0));
+	cr_assert_eq(emb_dense_pack(&d, 1, &err), 0, "%s", err.msg);
 
 	cr_expect_eq(emb_chunk_pool_dim(3, &d, 1), 2);
 	cr_expect_eq(emb_chunk_pool_dim(3, NULL, 0), 3);
@@ -311,4 +316,5 @@ Test(chunk, pool_dense)
 	d.in = 4;
 	cr_expect_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 0, 2, &d, 1, 0,
 	                            &err), -1);
+	free(d.wp);
 }

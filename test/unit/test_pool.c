@@ -1,6 +1,7 @@
 /* test_pool.c - sentence-transformers Pooling and Normalize */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool/emb-tool.h"
@@ -136,4 +137,97 @@ Test(pool, normalize)
 	for (i = 0; i < 97; i++)
 		ss += (double)r[i] * r[i];
 	cr_expect(fabs(ss - 1.0) < 1e-6, "%g", ss);
+}
+
+/* a Dense module (in, out) of deterministic weights, w new */
+static emb_dense dense_make(int in, int out, int bias, int tanh_act,
+                            unsigned seed)
+{
+	emb_dense d = { in, out, tanh_act, NULL, NULL, NULL };
+
+	d.w = malloc((size_t)in * out * sizeof(float));
+	cr_assert(d.w != NULL);
+	for (int i = 0; i < in * out; i++) {
+		seed = seed * 1103515245u + 12345u;
+		d.w[i] = (float)((seed >> 16) % 2001) / 4000.0f - 0.25f;
+	}
+	if (bias) {
+		d.b = malloc((size_t)out * sizeof(float));
+		cr_assert(d.b != NULL);
+		for (int o = 0; o < out; o++)
+			d.b[o] = 0.01f * (float)(o % 7) - 0.03f;
+	}
+	return d;
+}
+
+/* the Dense modules: packed once (w replaced), a batch of rows gives
+ * each row the bits it has alone, and the values of the formula */
+Test(pool, dense_rows)
+{
+	enum { IN = 37, MID = 70, OUT = 19, ROWS = 41 };
+	emb_dense d[2] = { dense_make(IN, MID, 1, 1, 3),
+	                   dense_make(MID, OUT, 0, 0, 5) };
+	float *w0 = malloc(sizeof(float) * IN * MID), *w1 = malloc(sizeof(float) * MID * OUT);
+	float *x = malloc(sizeof(float) * ROWS * IN);
+	emb_err err = { "" };
+	int pd = IN;
+
+	cr_assert(w0 && w1 && x);
+	memcpy(w0, d[0].w, sizeof(float) * IN * MID);
+	memcpy(w1, d[1].w, sizeof(float) * MID * OUT);
+	for (int i = 0; i < ROWS * IN; i++)
+		x[i] = sinf((float)i * 0.37f) * (float)(1 + i % 5);
+	/* not packed yet: refused */
+	{
+		float *v = malloc(sizeof(float) * IN);
+		int vn = IN;
+		cr_assert(v != NULL);
+		memcpy(v, x, sizeof(float) * IN);
+		cr_expect_eq(emb_dense_apply(&v, &vn, d, 2, &err), -1);
+		cr_expect(strstr(err.msg, "not packed") != NULL, "%s", err.msg);
+		cr_expect(v == NULL);
+	}
+	cr_assert_eq(emb_dense_pack(d, 2, &err), 0, "%s", err.msg);
+	cr_expect(d[0].w == NULL && d[0].wp != NULL && d[1].wp != NULL);
+	cr_assert_eq(emb_dense_pack(d, 2, &err), 0, "a second pack: %s", err.msg);
+	float *y = malloc(sizeof(float) * ROWS * IN);
+	cr_assert(y != NULL);
+	memcpy(y, x, sizeof(float) * ROWS * IN);
+	cr_assert_eq(emb_dense_rows(&y, &pd, ROWS, d, 2, NULL, &err), 0, "%s",
+	             err.msg);
+	cr_assert_eq(pd, OUT);
+	for (int r = 0; r < ROWS; r++) {
+		float *v = malloc(sizeof(float) * IN);
+		double h[MID];
+		int vn = IN;
+		cr_assert(v != NULL);
+		memcpy(v, x + r * IN, sizeof(float) * IN);
+		cr_assert_eq(emb_dense_apply(&v, &vn, d, 2, &err), 0, "%s", err.msg);
+		cr_assert_eq(vn, OUT);
+		cr_expect_eq(memcmp(v, y + r * OUT, sizeof(float) * OUT), 0,
+		             "row %d: alone and in the batch differ", r);
+		// the formula in double: tanh(W0 x + b0), then W1 h
+		for (int o = 0; o < MID; o++) {
+			double a = d[0].b[o];
+			for (int k = 0; k < IN; k++)
+				a += (double)w0[o * IN + k] * x[r * IN + k];
+			h[o] = tanh(a);
+		}
+		for (int o = 0; o < OUT; o++) {
+			double a = 0;
+			for (int k = 0; k < MID; k++)
+				a += (double)w1[o * MID + k] * h[k];
+			cr_expect(fabs(a - v[o]) < 1e-5, "row %d, %d: %g, want %g", r,
+			          o, v[o], a);
+		}
+		free(v);
+	}
+	free(y);
+	free(x);
+	free(w0);
+	free(w1);
+	for (int i = 0; i < 2; i++) {
+		free(d[i].wp);
+		free(d[i].b);
+	}
 }
