@@ -7,7 +7,9 @@
  * model has one.  The pooling mode of the model (cls, max, ...) takes no
  * part: a window has no CLS token of its own.
  */
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +20,10 @@ int emb_chunk_pool_dim(int d, const emb_dense *dense, size_t n_dense)
 	return n_dense ? dense[n_dense - 1].out : d;
 }
 
-int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
-                   size_t start, size_t end, const emb_dense *dense,
-                   size_t n_dense, int normalize, emb_err *err)
+int emb_chunk_pool_windows(float **out, int *outn, const float *tok, int n,
+                           int d, const size_t *start, const size_t *end,
+                           size_t nw, const emb_dense *dense, size_t n_dense,
+                           int normalize, emb_err *err)
 {
 	float *v;
 	int pd = d;
@@ -31,9 +34,12 @@ int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
 	if (d <= 0 || n <= 0)
 		return emb_err_set(err, "cannot pool an empty sequence (%d tokens of %d values)",
 		                   n, d);
-	if (start >= end || end > (size_t)n)
-		return emb_err_set(err, "window [%zu, %zu) is empty or outside the %d token embeddings",
-		                   start, end, n);
+	if (nw < 1 || nw > (size_t)INT_MAX)
+		return emb_err_set(err, "%zu windows to pool", nw);
+	for (i = 0; i < nw; i++)
+		if (start[i] >= end[i] || end[i] > (size_t)n)
+			return emb_err_set(err, "window [%zu, %zu) is empty or outside the %d token embeddings",
+			                   start[i], end[i], n);
 	if (n_dense && dense[0].in != d)
 		return emb_err_set(err, "the window's mean has %d values, the Dense module takes %d",
 		                   d, dense[0].in);
@@ -41,20 +47,33 @@ int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
 		if (dense[i].in != dense[i - 1].out)
 			return emb_err_set(err, "Dense module %zu takes %d values, the one before gives %d",
 			                   i, dense[i].in, dense[i - 1].out);
-	v = malloc((size_t)d * sizeof(float));
-	if (!v)
+	if (nw > SIZE_MAX / sizeof(float) / (size_t)d ||
+	    !(v = malloc(nw * (size_t)d * sizeof(float))))
 		return emb_err_set(err, "out of memory");
-	// mean over rows start..end-1 of tok (n, d) -> v (d)
-	if (emb_pool(v, tok + start * (size_t)d, (int)(end - start), d,
-	             EMB_POOL_MEAN, 0, err) < 0) {
-		free(v);
-		return -1;
+	// mean over rows start[i]..end[i]-1 of tok (n, d) -> v row i (d)
+	for (i = 0; i < nw; i++) {
+		if (emb_pool(v + i * (size_t)d, tok + start[i] * (size_t)d,
+		             (int)(end[i] - start[i]), d, EMB_POOL_MEAN, 0,
+		             err) < 0) {
+			free(v);
+			return -1;
+		}
 	}
-	if (emb_dense_apply(&v, &pd, dense, n_dense, err) < 0)
+	// v (nw, d) -> v (nw, pd): the Dense modules, all windows at once
+	if (emb_dense_rows(&v, &pd, (int)nw, dense, n_dense, NULL, err) < 0)
 		return -1;
 	if (normalize)
-		emb_normalize(v, pd);
+		for (i = 0; i < nw; i++)
+			emb_normalize(v + i * (size_t)pd, pd);
 	*out = v;
 	*outn = pd;
 	return 0;
+}
+
+int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
+                   size_t start, size_t end, const emb_dense *dense,
+                   size_t n_dense, int normalize, emb_err *err)
+{
+	return emb_chunk_pool_windows(out, outn, tok, n, d, &start, &end, 1,
+	                              dense, n_dense, normalize, err);
 }

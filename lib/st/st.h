@@ -178,4 +178,14 @@ int emb_chunk_pool_dim(int d, const emb_dense *dense, size_t n_dense);
 int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
                    size_t start, size_t end, const emb_dense *dense,
                    size_t n_dense, int normalize, emb_err *err);
+/*
+ * The same for NW windows [START[i], END[i]) at once: *out (new) holds
+ * NW vectors of *outn values, row i window i's; the Dense modules run
+ * as one product over the windows (each row the bits it has alone).
+ * Shapes and windows are checked before anything is computed.
+ */
+int emb_chunk_pool_windows(float **out, int *outn, const float *tok, int n,
+                           int d, const size_t *start, const size_t *end,
+                           size_t nw, const emb_dense *dense, size_t n_dense,
+                           int normalize, emb_err *err);
 #endif /* EMB_ST_H */

@@ -462,8 +462,9 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 	const emb_pool_spec *sp = l->spec;
 	emb_encoding full;
 	emb_chunk_layout lay;
-	size_t pcp, lead, lmax, nw, j;
-	int rc = -1;
+	size_t pcp, lead, lmax, nw, j, *ws = NULL;
+	float *vs = NULL;
+	int rc = -1, pd = 0;
 
 	emb_encoding_init(&full);
 	if (n > INT_MAX || late_layout(&full, &lay, &pcp, &lead, l->tt, rec, ids,
@@ -482,29 +483,38 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 		emb_err_set(warn, "late chunking: %zu of the %zu tokens of 'text' are past the model's input of %zu and were cut: %zu windows instead of %zu (a larger --max-length, or windows without --late)",
 		            lay.len - lmax, lay.len, n, nw,
 		            emb_chunk_count(lay.len, l->w, l->k));
+	if (!(ws = malloc(2 * nw * sizeof(*ws)))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
+	// the windows' token rows [ws[j], ws[nw + j]), then their vectors
+	// vs (nw, pd), pooled and through the Dense modules together
 	for (j = 0; j < nw; j++) {
-		size_t s, e, span[2];
-		float *v;
-		int vn;
+		emb_chunk_window(&ws[j], &ws[nw + j], j, lmax, l->w, l->k);
+		ws[j] += lead;
+		ws[nw + j] += lead;
+	}
+	if (emb_chunk_pool_windows(&vs, &pd, tok, (int)n, d, ws, ws + nw, nw,
+	                           sp->dense, sp->n_dense, sp->normalize,
+	                           err) < 0)
+		goto out;
+	if (sp->dim > pd) {
+		emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+		            sp->dim, pd);
+		goto out;
+	}
+	for (j = 0; j < nw; j++) {
+		size_t s = ws[j] - lead, e = ws[nw + j] - lead, span[2];
+		float *v = vs + j * (size_t)pd;
+		int vn = pd;
 		char js[64];
 
-		emb_chunk_window(&s, &e, j, lmax, l->w, l->k);
-		if (emb_chunk_pool(&v, &vn, tok, (int)n, d, lead + s, lead + e,
-		                   sp->dense, sp->n_dense, sp->normalize, err) < 0)
-			goto out;
 		if (sp->dim > 0) {
-			if (sp->dim > vn) {
-				free(v);
-				emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-				            sp->dim, vn);
-				goto out;
-			}
 			vn = sp->dim;
 			emb_normalize(v, vn);
 		}
 		for (int i = 0; i < vn; i++) {
 			if (!isfinite(v[i])) {
-				free(v);
 				emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
 				            i);
 				goto out;
@@ -523,10 +533,11 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 			emb_out_int(b, "truncated", (long long)(lay.len - lmax));
 		emb_out_floats(b, "embedding", v, (size_t)vn, b64);
 		emb_out_end(b);
-		free(v);
 	}
 	rc = 0;
 out:
+	free(vs);
+	free(ws);
 	emb_encoding_release(&full);
 	return rc;
 }

@@ -156,6 +156,13 @@ awk '{ r[NR - 1] = $0 } END { split("0 3 2 5 4 6", w, " ")
 emb-encode -m "$G" --pool --chunk 3 --overlap 1 --late "$T/p.jsonl" > "$T/glate"
 t_ok "late, Dense + Normalize: emb-pool --mode mean of each window's rows" \
 	emb-validate --quiet --atol 1e-6 --field embedding "$T/gwin" "$T/glate"
+# the windows' Dense products run together, each row the bits it has
+# alone: the same numbers as emb-pool's one vector at a time
+sed 's/.*"embedding":\(\[[^]]*\]\).*/\1/' "$T/gwin" > "$T/gwin.v"
+sed 's/.*"embedding":\(\[[^]]*\]\).*/\1/' "$T/glate" > "$T/glate.v"
+t_lines "late, Dense + Normalize: three windows" 3 "$T/glate.v"
+t_ok "late, Dense + Normalize: the windows' vectors have emb-pool's bits" \
+	cmp -s "$T/gwin.v" "$T/glate.v"
 
 # --- pairs, empty texts, bad records --------------------------------------
 printf '{"id":1,"text":"a b","text_pair":"c"}\n{"id":2,"text":""}\n' > "$T/odd.jsonl"
