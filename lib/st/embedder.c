@@ -220,6 +220,7 @@ static int pool_dense(emb_model *m, const float *tok, const emb_seq *seqs,
 	for (int i0 = 0; i0 < k; i0 += DENSE_ROWS) {
 		int i1 = i0 + DENSE_ROWS < k ? i0 + DENSE_ROWS : k, ok = i1, pd = pw;
 		float *x = malloc((size_t)(i1 - i0) * (size_t)pw * sizeof(float));
+		*at = -1;       /* an error of the chunk as a whole */
 		if (!x)
 			return emb_err_set(err, "out of memory");
 		// tok rows of sequences i0..i1-1 -> x (i1-i0, pw), pooled
@@ -239,16 +240,17 @@ static int pool_dense(emb_model *m, const float *tok, const emb_seq *seqs,
 		                              spec->n_dense, m, err) < 0)
 			return -1;
 		for (int i = i0; i < ok; i++) {
-			float *v = malloc((size_t)pd * sizeof(float));
+			float *row = malloc((size_t)pd * sizeof(float)), *v;
 			int vn, rc;
 			*at = i;
-			if (!v) {
+			if (!row) {
 				free(x);
 				return emb_err_set(err, "out of memory");
 			}
-			memcpy(v, x + (size_t)(i - i0) * (size_t)pd,
+			memcpy(row, x + (size_t)(i - i0) * (size_t)pd,
 			       (size_t)pd * sizeof(float));
-			if (emb_pool_post(&v, &vn, spec, v, pd, err) < 0) {
+			// row (pd) -> v (vn): LayerNorm, Normalize, --dim
+			if (emb_pool_post(&v, &vn, spec, row, pd, err) < 0) {
 				free(x);
 				return -1;
 			}
