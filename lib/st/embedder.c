@@ -197,12 +197,10 @@ int emb_embedder_tokenize(const emb_embedder *e, int32_t **ids, size_t *n,
 	return 0;
 }
 
-/* rows of pooled vectors that go through the Dense modules together */
-#define DENSE_ROWS 256
 
 /*
  * emb_forward_pool's pooling when SPEC has Dense modules: the pooled
- * vectors of up to DENSE_ROWS sequences through them as one GEMM on the
+ * vectors of up to emb_dense_chunk sequences through them as one GEMM on the
  * model's threads (the same bits as one at a time, emb_dense_rows),
  * then each sequence's rest and EACH in order.  A sequence whose
  * pooling fails ends the run after those before it have gone to EACH.
@@ -211,14 +209,15 @@ static int pool_dense(emb_model *m, const float *tok, const emb_seq *seqs,
                       int k, const emb_pool_spec *spec, const size_t *skip,
                       emb_rows_fn each, void *u, int *at, emb_err *err)
 {
-	int h = emb_model_hidden_size(m), pw = emb_pool_width(spec, h);
+	int h = emb_model_hidden_size(m), pw = emb_pool_width(spec, h), chunk;
 	emb_err perr = { "" };
 	size_t off = 0;
 
 	if (pw <= 0)
 		pw = 1;
-	for (int i0 = 0; i0 < k; i0 += DENSE_ROWS) {
-		int i1 = i0 + DENSE_ROWS < k ? i0 + DENSE_ROWS : k, ok = i1, pd = pw;
+	chunk = emb_dense_chunk(spec->dense, spec->n_dense, pw);
+	for (int i0 = 0; i0 < k; i0 += chunk) {
+		int i1 = i0 + chunk < k ? i0 + chunk : k, ok = i1, pd = pw;
 		float *x = malloc((size_t)(i1 - i0) * (size_t)pw * sizeof(float));
 		*at = -1;       /* an error of the chunk as a whole */
 		if (!x)

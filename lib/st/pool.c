@@ -205,6 +205,25 @@ int emb_dense_rows(float **x, int *pd, int rows, const emb_dense *dense,
 	return 0;
 }
 
+/* rows of vectors that go through the Dense modules together: 256, or
+ * fewer where a module is so wide that they would take more than
+ * DENSE_FLOATS floats (memory in proportion to the files) */
+#define DENSE_ROWS 256
+#define DENSE_FLOATS ((size_t)1 << 22)
+
+int emb_dense_chunk(const emb_dense *dense, size_t n, int width)
+{
+	size_t wide = width > 0 ? (size_t)width : 1;
+	int rows = DENSE_ROWS;
+
+	for (size_t i = 0; i < n; i++)
+		if ((size_t)dense[i].out > wide)
+			wide = (size_t)dense[i].out;
+	while (rows > 1 && (size_t)rows * wide > DENSE_FLOATS)
+		rows /= 2;
+	return rows;
+}
+
 int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
                     emb_err *err)
 {

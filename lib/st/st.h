@@ -45,6 +45,10 @@ int emb_dense_pack(emb_dense *dense, size_t n, emb_err *err);
  */
 int emb_dense_rows(float **x, int *pd, int rows, const emb_dense *dense,
                    size_t n, emb_model *m, emb_err *err);
+/* how many vectors of WIDTH values to give emb_dense_rows at a time:
+ * 256, fewer (at least 1) where DENSE's widest module would make them
+ * take more than 4 Mi floats */
+int emb_dense_chunk(const emb_dense *dense, size_t n, int width);
 /* emb_dense_rows on one vector *V, in this thread */
 int emb_dense_apply(float **v, int *pd, const emb_dense *dense, size_t n,
                     emb_err *err);

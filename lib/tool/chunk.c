@@ -450,9 +450,13 @@ static int late_layout(emb_encoding *full, emb_chunk_layout *lay,
 	return emb_err_set(err, "field 'input_ids' does not hold the tokens of 'text' as the model's tokenizer cuts it");
 }
 
-int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
-                  const int32_t *ids, size_t n, const float *tok, int d,
-                  int b64, emb_err *warn, emb_err *err)
+/* window j of nw (content tokens [s, e)) with its vector v (pd values,
+ * pooled; --dim applied here) -> its record in b */
+static int late_window(emb_buf *b, const emb_late *l, const emb_record *rec,
+                       const emb_encoding *full, const emb_chunk_layout *lay,
+                       size_t pcp, size_t j, size_t nw, size_t s, size_t e,
+                       size_t lmax, float *v, int pd, int b64,
+                       emb_err *err)
 {
 	static const char *const drop[] = { "text",
 		"input_ids", "token_type_ids", "tokens", "truncated",
@@ -460,9 +464,42 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 		"token_embeddings", "token_embeddings_b64", "embedding",
 		"embedding_b64", NULL };
 	const emb_pool_spec *sp = l->spec;
+	size_t span[2];
+	int vn = pd;
+	char js[64];
+
+	if (sp->dim > 0) {
+		vn = sp->dim;
+		emb_normalize(v, vn);
+	}
+	for (int i = 0; i < vn; i++)
+		if (!isfinite(v[i]))
+			return emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
+			                   i);
+	emb_chunk_span(span, full, lay, s, e, pcp);
+	emb_out_begin(b, rec, l->window_text == EMB_WINDOW_TEXT_FULL ?
+	                      drop + 1 : drop);
+	window_text(b, rec, span, l->window_text);
+	emb_out_int(b, "chunk", (long long)j);
+	emb_out_int(b, "chunks", (long long)nw);
+	emb_out_json(b, "span", js,
+	             (size_t)snprintf(js, sizeof(js), "[%zu,%zu]", span[0],
+	                              span[1]));
+	if (lay->len > lmax)
+		emb_out_int(b, "truncated", (long long)(lay->len - lmax));
+	emb_out_floats(b, "embedding", v, (size_t)vn, b64);
+	emb_out_end(b);
+	return 0;
+}
+
+int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
+                  const int32_t *ids, size_t n, const float *tok, int d,
+                  int b64, emb_err *warn, emb_err *err)
+{
+	const emb_pool_spec *sp = l->spec;
 	emb_encoding full;
 	emb_chunk_layout lay;
-	size_t pcp, lead, lmax, nw, j, *ws = NULL;
+	size_t pcp, lead, lmax, nw, j, c0, cw, *ws = NULL;
 	float *vs = NULL;
 	int rc = -1, pd = 0;
 
@@ -488,51 +525,32 @@ int emb_late_emit(emb_buf *b, const emb_late *l, const emb_record *rec,
 		goto out;
 	}
 	// the windows' token rows [ws[j], ws[nw + j]), then their vectors
-	// vs (nw, pd), pooled and through the Dense modules together
+	// vs (c1-c0, pd), pooled and through the Dense modules together,
+	// emb_dense_chunk windows at a time
 	for (j = 0; j < nw; j++) {
 		emb_chunk_window(&ws[j], &ws[nw + j], j, lmax, l->w, l->k);
 		ws[j] += lead;
 		ws[nw + j] += lead;
 	}
-	if (emb_chunk_pool_windows(&vs, &pd, tok, (int)n, d, ws, ws + nw, nw,
-	                           sp->dense, sp->n_dense, sp->normalize,
-	                           err) < 0)
-		goto out;
-	if (sp->dim > pd) {
-		emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
-		            sp->dim, pd);
-		goto out;
-	}
-	for (j = 0; j < nw; j++) {
-		size_t s = ws[j] - lead, e = ws[nw + j] - lead, span[2];
-		float *v = vs + j * (size_t)pd;
-		int vn = pd;
-		char js[64];
-
-		if (sp->dim > 0) {
-			vn = sp->dim;
-			emb_normalize(v, vn);
+	cw = (size_t)emb_dense_chunk(sp->dense, sp->n_dense, d);
+	for (c0 = 0; c0 < nw; c0 += cw) {
+		size_t c1 = c0 + cw < nw ? c0 + cw : nw;
+		free(vs);
+		vs = NULL;
+		if (emb_chunk_pool_windows(&vs, &pd, tok, (int)n, d, ws + c0,
+		                           ws + nw + c0, c1 - c0, sp->dense,
+		                           sp->n_dense, sp->normalize, err) < 0)
+			goto out;
+		if (sp->dim > pd) {
+			emb_err_set(err, "--dim %d is larger than the embedding dimension %d",
+			            sp->dim, pd);
+			goto out;
 		}
-		for (int i = 0; i < vn; i++) {
-			if (!isfinite(v[i])) {
-				emb_err_set(err, "the embedding is not finite (NaN or infinity at %d)",
-				            i);
+		for (j = c0; j < c1; j++)
+			if (late_window(b, l, rec, &full, &lay, pcp, j, nw,
+			                ws[j] - lead, ws[nw + j] - lead, lmax,
+			                vs + (j - c0) * (size_t)pd, pd, b64, err) < 0)
 				goto out;
-			}
-		}
-		emb_chunk_span(span, &full, &lay, s, e, pcp);
-		emb_out_begin(b, rec, l->window_text == EMB_WINDOW_TEXT_FULL ?
-		                      drop + 1 : drop);
-		window_text(b, rec, span, l->window_text);
-		emb_out_int(b, "chunk", (long long)j);
-		emb_out_int(b, "chunks", (long long)nw);
-		emb_out_json(b, "span", js,
-		             (size_t)snprintf(js, sizeof(js), "[%zu,%zu]", span[0],
-		                              span[1]));
-		if (lay.len > lmax)
-			emb_out_int(b, "truncated", (long long)(lay.len - lmax));
-		emb_out_floats(b, "embedding", v, (size_t)vn, b64);
-		emb_out_end(b);
 	}
 	rc = 0;
 out:

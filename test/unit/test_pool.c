@@ -231,3 +231,19 @@ Test(pool, dense_rows)
 		free(d[i].b);
 	}
 }
+
+/* how many vectors go through the Dense modules at a time: 256, fewer
+ * for a module so wide that they would take more than 4 Mi floats */
+Test(pool, dense_chunk)
+{
+	emb_dense d[2] = { { 768, 3072, 0, NULL, NULL, NULL },
+	                   { 3072, 768, 0, NULL, NULL, NULL } };
+
+	cr_expect_eq(emb_dense_chunk(d, 2, 768), 256);
+	cr_expect_eq(emb_dense_chunk(NULL, 0, 768), 256);
+	d[1].out = 1 << 20;     /* 4 Mi floats for 4 vectors */
+	cr_expect_eq(emb_dense_chunk(d, 2, 768), 4);
+	d[1].out = 1 << 24;
+	cr_expect_eq(emb_dense_chunk(d, 2, 768), 1);
+	cr_expect_eq(emb_dense_chunk(NULL, 0, 1 << 16), 64);
+}
