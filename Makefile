@@ -22,7 +22,7 @@ TOK_OBJ = lib/tok/text.o lib/tok/vocab.o lib/tok/fastjson.o lib/tok/pattern.o li
 	lib/tok/postproc.o lib/tok/chunksafe.o lib/tok/vocabtxt.o \
 	lib/tok/tokenizer.o lib/tok/chunk.o
 NN_OBJ = lib/nn/config.o lib/nn/precision.o lib/nn/weights.o lib/nn/pack.o \
-	lib/nn/smooth.o lib/nn/layers.o lib/nn/attention.o \
+	lib/nn/smooth.o lib/nn/layers.o lib/nn/attention.o lib/nn/profile.o \
 	lib/nn/heads.o lib/nn/driver.o lib/nn/model.o lib/nn/arch_bert.o \
 	lib/nn/arch_nomic.o \
 	lib/nn/arch_modernbert.o lib/nn/arch_qwen3.o lib/nn/arch_gemma3.o

@@ -263,6 +263,8 @@ int main(int argc, char **argv)
 	c.dir = NULL;
 	status = emb_cli_run(&c.cli, &ops, &c);
 	emb_encoder_release(&c.e);
+	if (m)
+		emb_model_profile(m, stderr, "emb-encode: profile: ");
 	emb_model_free(m);
 	if (c.tt.tok)
 		emb_text_tok_release(&c.tt);

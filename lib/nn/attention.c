@@ -458,6 +458,26 @@ static void attn_fused_task(void *ctx, size_t begin, size_t end, int tid)
 	}
 }
 
+/* $EMB_PROFILE: one attention call over the batch took SEC
+ * thread-seconds; its flops are those of the allowed (query, key)
+ * pairs, Q K^T and P V, every head */
+static void prof_attention(const emb_model *m, const emb_attn *a,
+                           const emb_batch *b, double sec)
+{
+	double pairs = 0, rows = 0;
+
+	for (int s = 0; s < b->nseq; s++) {
+		int len = b->seqs[s].len, j0, j1;
+		for (int i = 0; i < len; i++) {
+			key_range(a, i, len, &j0, &j1);
+			pairs += j1 - j0;
+		}
+		rows += len;
+	}
+	emb_prof_add(m->prof, 0, "attention", a->head_dim, a->heads, rows,
+	             4.0 * pairs * a->head_dim * a->heads, sec);
+}
+
 int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
 {
 	return emb_model_thread_scratch(m, ATTN_QB * RUP16(maxlen), err);
@@ -475,6 +495,7 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	               emb_attention_bf16(m) };
 	size_t *kvoff, *task0, total = 0;
 	size_t nt = (size_t)emb_threads_count(m->tp);
+	double t0;
 	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;
 
 	if (a->kv_heads < 1 || a->heads % a->kv_heads || a->head_dim < 1)
@@ -527,6 +548,7 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	j.kv = m->kv;
 	j.kvoff = kvoff;
 	j.task0 = task0;
+	t0 = m->prof ? emb_prof_clock() : 0;
 	/* one job (one wait for the threads instead of two) when the
 	 * sequences are enough to keep every thread busy */
 	if (fused) {
@@ -536,6 +558,8 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 		                pack_task, &j);
 		emb_threads_for(m->tp, task0[b->nseq], 1, attn_task, &j);
 	}
+	if (m->prof)
+		prof_attention(m, a, b, (emb_prof_clock() - t0) * (double)nt);
 	rc = 0;
 out:
 	free(kvoff);

@@ -213,6 +213,15 @@ void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
 	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
 }
 
+/* $EMB_PROFILE: one call of l over ROWS rows took SEC thread-seconds */
+static void prof_linear(const emb_model *m, int tid, const emb_linear *l,
+                        int rows, double sec)
+{
+	emb_prof_add(m->prof, tid, emb_linear_is_i8(l) ? "int8" : l->wb ?
+	             "bf16" : "fp32", l->in, l->out, rows,
+	             2.0 * rows * l->in * l->out, sec);
+}
+
 /* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
  * caller runs it in float) */
 static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
@@ -225,6 +234,7 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	 * each, rounded to cache lines; then nt tags */
 	size_t slice = ((size_t)GEMM_RB * ((size_t)kp + 8) + 63) / 64 * 64;
 	size_t need = slice * (size_t)nt + (size_t)nt * sizeof(int);
+	double t0;
 	i8_job j;
 
 	if (need > m->q8_cap) {
@@ -249,7 +259,10 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	j.last = (int *)(m->q8 + slice * (size_t)nt);
 	for (int t = 0; t < nt; t++)
 		j.last[t] = -1;
+	t0 = m->prof ? emb_prof_clock() : 0;
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, i8_gemm_task, &j);
+	if (m->prof)
+		prof_linear(m, 0, l, rows, (emb_prof_clock() - t0) * nt);
 	return 0;
 }
 
@@ -261,6 +274,7 @@ static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
 	int rb = (rows + GEMM_RB - 1) / GEMM_RB;
 	int np = (l->out + EMB_PANEL - 1) / EMB_PANEL;
 	int want = 4 * nt, ncg, pg;
+	double t0;
 	linear_job j;
 
 	/* column groups so that there are enough tasks for every thread */
@@ -273,7 +287,10 @@ static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
 	pg += pg & 1;
 	ncg = (np + pg - 1) / pg;
 	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l, kact };
+	t0 = m->prof ? emb_prof_clock() : 0;
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, linear_task, &j);
+	if (m->prof)
+		prof_linear(m, 0, l, rows, (emb_prof_clock() - t0) * nt);
 }
 
 void emb_model_matmul(emb_model *m, float *y, const float *x, int rows,
@@ -522,11 +539,12 @@ size_t emb_post_attn_scratch(const emb_model *m, int rows,
  * (emb_linear_i8_scratch bytes) */
 static void block_linear(const emb_model *m, float *y, int ldy,
                          const float *x, int ldx, int n, const emb_linear *l,
-                         int act, uint8_t *q8)
+                         int act, uint8_t *q8, int tid)
 {
 	const emb_kernels *k = m->k;
 	int kact = kact_of(act) < 0 ? EMB_KACT_NONE : kact_of(act);
 	int rest = kact == EMB_KACT_NONE ? act : EMB_ACT_NONE;
+	double t0 = m->prof ? emb_prof_clock() : 0;
 
 	if (emb_linear_is_i8(l))
 		// x (n, in) -> u8 rows; @ Wq^T -> y (n, out), kact per 64 columns
@@ -542,6 +560,8 @@ static void block_linear(const emb_model *m, float *y, int ldy,
 	if (rest != EMB_ACT_NONE)
 		for (int r = 0; r < n; r++)
 			act_row(k, y + (size_t)r * ldy, l->out, rest);
+	if (m->prof)
+		prof_linear(m, tid, l, n, emb_prof_clock() - t0);
 }
 
 typedef struct post_job {
@@ -564,6 +584,7 @@ typedef struct post_exec {
 	emb_model *m;
 	int threaded;
 	uint8_t *q8;
+	int tid;                /* the thread (row blocks) */
 } post_exec;
 
 // y (n, l->out) = act(x (n, l->in) @ W^T + b)
@@ -573,7 +594,7 @@ static void px_linear(const post_exec *e, float *y, int ldy, const float *x,
 	if (e->threaded)
 		emb_linear_act_fwd(e->m, y, ldy, x, ldx, n, l, act);
 	else
-		block_linear(e->m, y, ldy, x, ldx, n, l, act, e->q8);
+		block_linear(e->m, y, ldy, x, ldx, n, l, act, e->q8, e->tid);
 }
 
 // y (n, nm->n) = nm(x + res)
@@ -664,7 +685,7 @@ static void post_task(void *ctx, size_t begin, size_t end, int tid)
 	const emb_post_attn *p = j->p;
 	int H = p->o->out;
 	float *t = j->m->rscratch + (size_t)tid * j->m->rscratch_each;
-	post_exec e = { (emb_model *)j->m, 0, (uint8_t *)t + j->q8_off };
+	post_exec e = { (emb_model *)j->m, 0, (uint8_t *)t + j->q8_off, tid };
 
 	for (size_t blk = begin; blk < end; blk++) {
 		int r0 = (int)blk * j->rb;
@@ -691,7 +712,7 @@ int emb_post_attn_fwd(emb_model *m, float *h, const float *ctx, int ldc,
 	if (rows <= 0)
 		return 0;
 	if (!rb) {
-		post_exec e = { m, 1, NULL };
+		post_exec e = { m, 1, NULL, 0 };
 		post_half(&e, h, ctx, ldc, tmp, mid, p->next ? p->out : NULL,
 		          rows, p);
 		return 0;

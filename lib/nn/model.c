@@ -259,6 +259,11 @@ int emb_model_load(emb_model **out, const char *dir,
 		threads = emb_online_cpus();
 	if (emb_threads_new(&m->tp, threads, err))
 		goto out;
+	if (getenv("EMB_PROFILE") && *getenv("EMB_PROFILE") &&
+	    !(m->prof = emb_prof_new(emb_threads_count(m->tp)))) {
+		emb_err_set(err, "out of memory");
+		goto out;
+	}
 	/* every weight finite, but the embedding table's rows: those at
 	 * first use (emb_model_check) */
 	snprintf(path, sizeof(path), "%s%s", m->prefix, m->fam->names->word);
@@ -289,6 +294,7 @@ void emb_model_free(emb_model *m)
 		return;
 	emb_net_release(m);
 	emb_threads_free(m->tp);
+	emb_prof_free(m->prof);
 	for (int i = 0; m->labels && i < m->num_labels; i++)
 		free(m->labels[i]);
 	free(m->labels);

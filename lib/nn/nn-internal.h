@@ -276,7 +276,22 @@ struct emb_model {
 	const char *i8_kernel;  /* its name, with int8 activations */
 	uint8_t *q8;            /* activation scratch: u8 rows, scales, zeros */
 	size_t q8_cap;          /* bytes */
+	struct emb_prof *prof;  /* $EMB_PROFILE set at load: the time of each
+	                           linear shape and of attention; else NULL */
 };
+
+/* ------------------------------------------------------------------ */
+/* $EMB_PROFILE (profile.c)                                             */
+
+typedef struct emb_prof emb_prof;
+/* tables for THREADS threads; new: emb_prof_free; NULL: out of memory */
+emb_prof *emb_prof_new(int threads);
+void emb_prof_free(emb_prof *p);
+double emb_prof_clock(void);
+/* one call of the key (WHAT, a static string; IN; OUT): ROWS rows, FLOP
+ * operations, SEC thread-seconds, in thread TID's table */
+void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
+                  double rows, double flop, double sec);
 
 /* ------------------------------------------------------------------ */
 /* config.json helpers: messages "config.json: field 'X' ..."           */

@@ -5,6 +5,7 @@
 #ifndef EMB_NN_H
 #define EMB_NN_H
 
+#include <stdio.h>
 #include "base/base.h"
 #include "io/io.h"
 
@@ -115,6 +116,20 @@ int emb_model_check(const emb_model *m, const emb_seq *seq, emb_err *err);
  */
 void emb_model_matmul(emb_model *m, float *y, const float *x, int rows,
                       const float *wp, const float *b, int n, int k);
+/*
+ * With $EMB_PROFILE set (not empty) when M was loaded: one JSON line to F
+ * (each after PREFIX) naming the kernel table and threads, then one per
+ * kind of call the forwards made: {"what": "fp32", "bf16" or "int8" (a
+ * linear layer of "in" -> "out" features) or "attention" ("in": head
+ * dim, "out": heads), "calls", "rows" (tokens through it), "gflop"
+ * (linear: 2 rows in out; attention: 4 head-dim flops per query and
+ * allowed key per head), "thread_s" (wall seconds of a call split over
+ * the pool times its threads, or a row block's own seconds in the
+ * thread that ran it), "gflops_per_thread"} (gflop / thread_s, to read
+ * against one core's FMA peak).  Returns the lines written (0 without
+ * $EMB_PROFILE).  Not while a forward runs.
+ */
+int emb_model_profile(const emb_model *m, FILE *f, const char *prefix);
 /* linear layers in all, with int8 weights, and running W8A8; *kernel
  * (borrowed): "vnni", "avxvnni", "avx2" or "scalar" (the int8 GEMM in use), or
  * NULL without W8A8; $EMB_ISA forces one (kern/kernels.h) */

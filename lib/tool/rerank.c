@@ -796,6 +796,8 @@ void emb_rerank_release(emb_rerank *c)
 		emb_tokenizer_free(c->tok);
 	if (c->tt_loaded)
 		emb_text_tok_release(&c->tt);
+	if (c->m)
+		emb_model_profile(c->m, stderr, "emb-rerank: profile: ");
 	emb_model_free(c->m);
 	free(c->seqs);
 	free(c->logit_buf);
