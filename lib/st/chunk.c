@@ -69,11 +69,3 @@ int emb_chunk_pool_windows(float **out, int *outn, const float *tok, int n,
 	*outn = pd;
 	return 0;
 }
-
-int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
-                   size_t start, size_t end, const emb_dense *dense,
-                   size_t n_dense, int normalize, emb_err *err)
-{
-	return emb_chunk_pool_windows(out, outn, tok, n, d, &start, &end, 1,
-	                              dense, n_dense, normalize, err);
-}

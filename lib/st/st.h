@@ -175,18 +175,12 @@ int emb_quantize_static(const char *dir, const char *out, const char *type,
 /* width of a late-chunking vector over hidden size D */
 int emb_chunk_pool_dim(int d, const emb_dense *dense, size_t n_dense);
 /*
- * tok (n, d) rows [START, END) -> *out (new, free()) of *outn values:
- * the mean of those rows, then DENSE (borrowed, N_DENSE modules) in
- * order, then L2-normalized when NORMALIZE.
- */
-int emb_chunk_pool(float **out, int *outn, const float *tok, int n, int d,
-                   size_t start, size_t end, const emb_dense *dense,
-                   size_t n_dense, int normalize, emb_err *err);
-/*
- * The same for NW windows [START[i], END[i]) at once: *out (new) holds
- * NW vectors of *outn values, row i window i's; the Dense modules run
- * as one product over the windows (each row the bits it has alone).
- * Shapes and windows are checked before anything is computed.
+ * tok (n, d) rows [START[i], END[i]) for each of NW windows -> *out
+ * (new, free()) of NW vectors of *outn values, row i window i's: the
+ * mean of its rows, then DENSE (borrowed, N_DENSE modules, packed) in
+ * order, as one product over the windows (each row the bits it has
+ * alone), then L2-normalized when NORMALIZE.  Shapes and windows are
+ * checked before anything is computed.
  */
 int emb_chunk_pool_windows(float **out, int *outn, const float *tok, int n,
                            int d, const size_t *start, const size_t *end,

@@ -15,8 +15,8 @@
  * model once over the document (up to the model's maximum positions,
  * not max_seq_length, unless --max-length says otherwise) and
  * emb_late_emit writes one record per window of the content that fits,
- * its vector pooled from the token embeddings (emb_chunk_pool); what
- * is cut is said in a warning.
+ * its vector pooled from the token embeddings (emb_chunk_pool_windows);
+ * what is cut is said in a warning.
  *
  * A window record holds its own slice of the text (span), not the
  * document's (--window-text=full, none).

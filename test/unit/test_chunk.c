@@ -265,28 +265,37 @@ static const float T[4][3] = {
 	{ 0.25f, 1.0f, -3.0f },
 };
 
+/* one window [start, end) of tok (n, d): emb_chunk_pool_windows of one */
+static int pool1(float **out, int *outn, const float *tok, int n, int d,
+                 size_t start, size_t end, const emb_dense *dense,
+                 size_t n_dense, int normalize, emb_err *err)
+{
+	return emb_chunk_pool_windows(out, outn, tok, n, d, &start, &end, 1,
+	                              dense, n_dense, normalize, err);
+}
+
 Test(chunk, pool_mean_of_the_window)
 {
 	float *v;
 	int n;
 	emb_err err;
 
-	cr_assert_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 1, 3, NULL, 0, 0,
+	cr_assert_eq(pool1(&v, &n, &T[0][0], 4, 3, 1, 3, NULL, 0, 0,
 	                            &err), 0, "%s", err.msg);
 	cr_assert_eq(n, 3);
 	cr_expect_float_eq(v[0], 1.0f, 1e-7);
 	cr_expect_float_eq(v[1], 2.0f, 1e-7);
 	cr_expect_float_eq(v[2], 0.5f, 1e-7);
 	free(v);
-	cr_assert_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 3, 4, NULL, 0, 1,
+	cr_assert_eq(pool1(&v, &n, &T[0][0], 4, 3, 3, 4, NULL, 0, 1,
 	                            &err), 0);
 	double norm = sqrt(0.25 * 0.25 + 1 + 9);
 	cr_expect_float_eq(v[0], (float)(0.25 / norm), 1e-6);
 	cr_expect_float_eq(v[2], (float)(-3 / norm), 1e-6);
 	free(v);
-	cr_expect_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 2, 2, NULL, 0, 0,
+	cr_expect_eq(pool1(&v, &n, &T[0][0], 4, 3, 2, 2, NULL, 0, 0,
 	                            &err), -1);
-	cr_expect_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 3, 5, NULL, 0, 0,
+	cr_expect_eq(pool1(&v, &n, &T[0][0], 4, 3, 3, 5, NULL, 0, 0,
 	                            &err), -1);
 }
 
@@ -306,15 +315,38 @@ Test(chunk, pool_dense)
 
 	cr_expect_eq(emb_chunk_pool_dim(3, &d, 1), 2);
 	cr_expect_eq(emb_chunk_pool_dim(3, NULL, 0), 3);
-	cr_assert_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 0, 2, &d, 1, 0,
+	cr_assert_eq(pool1(&v, &n, &T[0][0], 4, 3, 0, 2, &d, 1, 0,
 	                            &err), 0, "%s", err.msg);
 	cr_assert_eq(n, 2);
 	/* mean of rows 0, 1: (2, -1, -0.25) */
 	cr_expect_float_eq(v[0], tanhf(2.5f), 1e-6);
 	cr_expect_float_eq(v[1], tanhf(-2.25f), 1e-6);
 	free(v);
+	/* three windows at once: each row the bits of its window alone */
+	{
+		size_t st[3] = { 0, 1, 2 }, en[3] = { 2, 4, 3 };
+		float *all;
+		int na;
+		cr_assert_eq(emb_chunk_pool_windows(&all, &na, &T[0][0], 4, 3, st,
+		                                    en, 3, &d, 1, 1, &err), 0,
+		             "%s", err.msg);
+		cr_assert_eq(na, 2);
+		for (int i = 0; i < 3; i++) {
+			cr_assert_eq(pool1(&v, &n, &T[0][0], 4, 3, st[i], en[i], &d, 1,
+			                   1, &err), 0, "%s", err.msg);
+			cr_expect_eq(memcmp(v, all + 2 * i, 2 * sizeof(float)), 0,
+			             "window %d", i);
+			free(v);
+		}
+		free(all);
+		/* one bad window refuses them all */
+		en[1] = 5;
+		cr_expect_eq(emb_chunk_pool_windows(&all, &na, &T[0][0], 4, 3, st,
+		                                    en, 3, &d, 1, 1, &err), -1);
+		cr_expect(strstr(err.msg, "[1, 5)") != NULL, "%s", err.msg);
+	}
 	d.in = 4;
-	cr_expect_eq(emb_chunk_pool(&v, &n, &T[0][0], 4, 3, 0, 2, &d, 1, 0,
+	cr_expect_eq(pool1(&v, &n, &T[0][0], 4, 3, 0, 2, &d, 1, 0,
 	                            &err), -1);
 	free(d.wp);
 }
