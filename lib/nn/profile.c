@@ -18,7 +18,8 @@
 #define PROF_KEYS 64
 
 typedef struct prof_ent {
-	const char *what;       /* static: "fp32", "bf16", "int8", "attention" */
+	const char *what;       /* a static string: "fp32", "bf16", "int8",
+	                           "attention" */
 	int in, out;            /* linear: the layer's; attention: head dim,
 	                           heads */
 	long calls;
@@ -31,6 +32,13 @@ struct emb_prof {
 	int *n;                 /* (nt) entries in use; keys past
 	                           PROF_KEYS are not counted */
 };
+
+/* E is the key (WHAT, IN, OUT): the names compared as strings, so that
+ * the same name from two files is one key */
+static int same(const prof_ent *e, const char *what, int in, int out)
+{
+	return e->in == in && e->out == out && !strcmp(e->what, what);
+}
 
 emb_prof *emb_prof_new(int threads)
 {
@@ -75,7 +83,7 @@ void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
 		tid = 0;
 	e = p->e + (size_t)tid * PROF_KEYS;
 	for (i = 0; i < p->n[tid]; i++)
-		if (e[i].what == what && e[i].in == in && e[i].out == out)
+		if (same(&e[i], what, in, out))
 			break;
 	if (i == p->n[tid]) {
 		if (i == PROF_KEYS)
@@ -103,8 +111,7 @@ int emb_model_profile(const emb_model *m, FILE *f, const char *prefix)
 		for (int i = 0; i < p->n[t]; i++) {
 			int k;
 			for (k = 0; k < n; k++)
-				if (all[k].what == e[i].what && all[k].in == e[i].in &&
-				    all[k].out == e[i].out)
+				if (same(&all[k], e[i].what, e[i].in, e[i].out))
 					break;
 			if (k == n) {
 				if (n == PROF_KEYS)
