@@ -129,25 +129,6 @@ static void silu_scalar(float *y, const float *x, const float *g, int n)
 	}
 }
 
-static void softmax_scalar(float *x, int n, float scale)
-{
-	float mx = -INFINITY, inv;
-	double sum = 0;
-
-	for (int i = 0; i < n; i++) {
-		x[i] *= scale;
-		if (x[i] > mx)
-			mx = x[i];
-	}
-	for (int i = 0; i < n; i++) {
-		x[i] = expf(x[i] - mx);
-		sum += x[i];
-	}
-	inv = (float)(1.0 / sum);
-	for (int i = 0; i < n; i++)
-		x[i] *= inv;
-}
-
 /* acc[0..16) folded i + i+8, i + i+4, i + i+2, i + i+1 (in place) */
 static float fold16(float acc[16])
 {
@@ -157,8 +138,9 @@ static float fold16(float acc[16])
 	return acc[0];
 }
 
-/* kernels.h's softmax_bf16 of one row: the oracle of the formula there */
-static float softmax_bf16_row(float *x, int n, float scale)
+/* kernels.h's softmax (quintic) or softmax_bf16 (cubic) of one row:
+ * the oracle of the formula there; returns 1 / the sum */
+static float softmax_row(float *x, int n, float scale, int quintic)
 {
 	float mx = -INFINITY, a = scale * EMB_LOG2E_F, b, acc[16] = { 0 };
 
@@ -171,19 +153,31 @@ static float softmax_bf16_row(float *x, int n, float scale)
 		t = t > -125.0f ? t : -125.0f;
 		r = nearbyintf(t);
 		f = t - r;
-		p = fmaf(fmaf(fmaf(EMB_EXP2_C3, f, EMB_EXP2_C2), f, EMB_EXP2_C1),
-		         f, EMB_EXP2_C0);
+		if (quintic)
+			p = fmaf(fmaf(fmaf(fmaf(fmaf(EMB_EXP2_F5, f, EMB_EXP2_F4), f,
+			     EMB_EXP2_F3), f, EMB_EXP2_F2), f, EMB_EXP2_F1), f,
+			     EMB_EXP2_F0);
+		else
+			p = fmaf(fmaf(fmaf(EMB_EXP2_C3, f, EMB_EXP2_C2), f,
+			     EMB_EXP2_C1), f, EMB_EXP2_C0);
 		x[i] = ldexpf(p, (int)r);
 		acc[i % 16] += x[i];
 	}
 	return 1.0f / fold16(acc);
 }
 
+static void softmax_scalar(float *x, int ld, int rows, int n, float scale,
+                           float *inv)
+{
+	for (int r = 0; r < rows; r++)
+		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 1);
+}
+
 static void softmax_bf16_scalar(float *x, int ld, int rows, int n,
                                 float scale, float *inv)
 {
 	for (int r = 0; r < rows; r++)
-		inv[r] = softmax_bf16_row(x + (size_t)r * ld, n, scale);
+		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 0);
 }
 
 static void add_scalar(float *y, const float *x, int n)

@@ -89,19 +89,25 @@ typedef struct emb_kernels {
 	 * NULL: SiLU, and SwiGLU's activated half times the other; y may
 	 * be x */
 	void (*silu)(float *y, const float *x, const float *g, int n);
-	/* x (n) in place: softmax(x * scale) */
-	void (*softmax)(float *x, int n, float scale);
 	/*
 	 * x (rows, n, finite; row stride ld >= n) in place, each row on
-	 * its own: e = exp(x * scale - max(x) * scale) within 7.5e-5
-	 * relative (the formula at EMB_EXP2_C0 below), not normalized;
-	 * inv (rows) = 1 / the row's sum of e (summed in emb_rmsnorm_sumsq's
-	 * order), so every table gives the same bits for a row whether it
-	 * comes alone or in a block; x[n..ld) of a row is not touched.
-	 * scale > 0.  The softmax of attention in the bf16 and int8 modes,
-	 * whose P the bf16 GEMM rounds to 8 bits next (2^-9 relative): the
-	 * caller scales P V's rows by inv.  Rows come in blocks so that the
+	 * its own: e = exp(x * scale - max(x) * scale) by the quintic of
+	 * the formula at EMB_EXP2_C0 below (7.5e-8 relative, and the
+	 * rounding of its argument: 6e-8 times |x - max(x)| scale log2(e)),
+	 * not normalized; inv (rows) = 1 / the row's sum of e (summed in
+	 * emb_rmsnorm_sumsq's order), so that every table gives the
+	 * scalar one's bits, for a row alone or in a block; x[n..ld) of a
+	 * row is not touched.  scale > 0.  The softmax of fp32 attention:
+	 * the caller scales P V's rows by inv (one multiply per context
+	 * value instead of one per score).  Rows come in blocks so that the
 	 * vector versions can overlap one row's reductions with the next
+	 */
+	void (*softmax)(float *x, int ld, int rows, int n, float scale,
+	                float *inv);
+	/*
+	 * softmax's contract with the cubic of the formula (7.5e-5
+	 * relative): the softmax of attention in the bf16 and int8 modes,
+	 * whose P the bf16 GEMM rounds to 8 bits next (2^-9 relative)
 	 */
 	void (*softmax_bf16)(float *x, int ld, int rows, int n, float scale,
 	                     float *inv);
@@ -213,17 +219,25 @@ int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
  * i + i+2, i + i+1) */
 float emb_rmsnorm_sumsq(const float *x, int n);
 /*
- * softmax_bf16's exponential, the one formula of every version: with
- * a = scale log2(e) and m = max(x), t = max(fma(x, a, -(m a)), -125),
- * n = t rounded to nearest even, f = t - n (exact), and
- *   e = 2^n ((( C3 f + C2) f + C1) f + C0)   (each step a fused
- * multiply-add; the scaling exact: e stays normal)
- * the cubic a fit of 2^f on [-1/2, 1/2] to 7.5e-5 relative
+ * The exponential of softmax and softmax_bf16, the one formula of every
+ * version: with a = scale log2(e) and m = max(x),
+ * t = max(fma(x, a, -(m a)), -125), n = t rounded to nearest even,
+ * f = t - n (exact), and e = 2^n p(f), p evaluated from its highest
+ * coefficient down, each step a fused multiply-add, and the scaling
+ * exact (e stays normal): softmax_bf16's p the cubic C3..C0, a fit of
+ * 2^f on [-1/2, 1/2] to 7.5e-5 relative; softmax's the quintic
+ * F5..F0, to 7.5e-8
  */
 #define EMB_EXP2_C0 9.999280572e-01f
 #define EMB_EXP2_C1 6.932609677e-01f
 #define EMB_EXP2_C2 2.426111549e-01f
 #define EMB_EXP2_C3 5.517166108e-02f
+#define EMB_EXP2_F0 1.000000119e+00f
+#define EMB_EXP2_F1 6.931469440e-01f
+#define EMB_EXP2_F2 2.402212024e-01f
+#define EMB_EXP2_F3 5.550713465e-02f
+#define EMB_EXP2_F4 9.675541893e-03f
+#define EMB_EXP2_F5 1.327646896e-03f
 #define EMB_LOG2E_F 1.44269504088896341f
 /* the portable RMSNorm (the scalar table's rmsnorm, the oracle) */
 void emb_rmsnorm_scalar(float *y, const float *x, const float *g, int n,

@@ -358,54 +358,39 @@ static void silu_avx2(float *y, const float *x, const float *g, int n)
 	}
 }
 
-static void softmax_avx2(float *x, int n, float scale)
-{
-	__m256 sc = _mm256_set1_ps(scale), mx = _mm256_set1_ps(-INFINITY);
-	__m256 s = _mm256_setzero_ps(), mv, iv;
-
-	for (int i = 0; i < n; i += 8) {
-		__m256 v = _mm256_mul_ps(ld(x + i, n - i), sc);
-		if (n - i < 8)
-			v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
-			                     _mm256_castsi256_ps(lanes(n - i)));
-		mx = _mm256_max_ps(mx, v);
-	}
-	mv = _mm256_set1_ps(hmax(mx));
-	/* x * scale again (the same product) rather than stored and read */
-	for (int i = 0; i < n; i += 8) {
-		__m256 v = exp256(_mm256_sub_ps(_mm256_mul_ps(ld(x + i, n - i), sc),
-		                                mv));
-		if (n - i < 8)
-			v = _mm256_and_ps(v, _mm256_castsi256_ps(lanes(n - i)));
-		st(x + i, v, n - i);
-		s = _mm256_add_ps(s, v);
-	}
-	iv = _mm256_set1_ps(1.0f / hsum(s));
-	for (int i = 0; i < n; i += 8)
-		st(x + i, _mm256_mul_ps(ld(x + i, n - i), iv), n - i);
-}
-
-/* 8 lanes of kernels.h's softmax_bf16 exponential from t = x a + b */
-INLINE __m256 exp2_cubic256(__m256 v, __m256 av, __m256 bv)
+/* 8 lanes of kernels.h's softmax exponential from t = v a + b: the
+ * quintic (softmax) or the cubic (softmax_bf16), a constant after
+ * inlining; 2^n goes into the exponent bits (p in [0.7, 1.5] and e
+ * normal: the exact product) */
+INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, int quintic)
 {
 	__m256 t = _mm256_max_ps(_mm256_fmadd_ps(v, av, bv),
 	                         _mm256_set1_ps(-125.0f));
 	__m256 r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT |
 	                              _MM_FROUND_NO_EXC);
-	__m256 f = _mm256_sub_ps(t, r);
-	__m256 p = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(
-		_mm256_set1_ps(EMB_EXP2_C3), f, _mm256_set1_ps(EMB_EXP2_C2)), f,
-		_mm256_set1_ps(EMB_EXP2_C1)), f, _mm256_set1_ps(EMB_EXP2_C0));
-	/* 2^r as a float (r in [-125, 1]): an exact product */
-	__m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r),
-	                              _mm256_set1_epi32(127)), 23);
+	__m256 f = _mm256_sub_ps(t, r), p;
+	__m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(r), 23);
 
-	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+	if (quintic) {
+		p = _mm256_fmadd_ps(_mm256_set1_ps(EMB_EXP2_F5), f,
+		                    _mm256_set1_ps(EMB_EXP2_F4));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_F3));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_F2));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_F1));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_F0));
+	} else {
+		p = _mm256_fmadd_ps(_mm256_set1_ps(EMB_EXP2_C3), f,
+		                    _mm256_set1_ps(EMB_EXP2_C2));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_C1));
+		p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(EMB_EXP2_C0));
+	}
+	return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
 }
 
-/* kernels.h's softmax_bf16, the scalar one's bits: partial sums i mod
- * 16 in two registers (as rmsnorm_avx2's) */
-INLINE float softmax_bf16_row(float *x, int n, float scale)
+/* kernels.h's softmax or softmax_bf16 of one row (quintic a constant
+ * after inlining), the scalar one's bits: partial sums i mod 16 in two
+ * registers (as rmsnorm_avx2's) */
+INLINE float softmax_row(float *x, int n, float scale, int quintic)
 {
 	__m256 mx = _mm256_set1_ps(-INFINITY), s0 = _mm256_setzero_ps(), s1 = s0;
 	__m256 av, bv;
@@ -421,8 +406,8 @@ INLINE float softmax_bf16_row(float *x, int n, float scale)
 	av = _mm256_set1_ps(a);
 	bv = _mm256_set1_ps(-(hmax(mx) * a));
 	for (int i = 0; i < n; i += 16) {
-		__m256 e0 = exp2_cubic256(ld(x + i, n - i), av, bv);
-		__m256 e1 = exp2_cubic256(ld(x + i + 8, n - i - 8), av, bv);
+		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, bv, quintic);
+		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, bv, quintic);
 		if (n - i < 16) {
 			e0 = _mm256_and_ps(e0, _mm256_castsi256_ps(lanes(n - i)));
 			e1 = _mm256_and_ps(e1, _mm256_castsi256_ps(lanes(n - i - 8)));
@@ -436,11 +421,18 @@ INLINE float softmax_bf16_row(float *x, int n, float scale)
 	return 1.0f / hsum(_mm256_add_ps(s0, s1));
 }
 
+static void softmax_avx2(float *x, int ld, int rows, int n, float scale,
+                         float *inv)
+{
+	for (int r = 0; r < rows; r++)
+		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 1);
+}
+
 static void softmax_bf16_avx2(float *x, int ld, int rows, int n, float scale,
                               float *inv)
 {
 	for (int r = 0; r < rows; r++)
-		inv[r] = softmax_bf16_row(x + (size_t)r * ld, n, scale);
+		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 0);
 }
 
 static void add_avx2(float *y, const float *x, int n)

@@ -393,35 +393,6 @@ static void silu_avx512(float *y, const float *x, const float *g, int n)
 	}
 }
 
-static void softmax_avx512(float *x, int n, float scale)
-{
-	__m512 sc = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
-	__m512 s = _mm512_setzero_ps(), mv;
-	float inv;
-
-	for (int i = 0; i < n; i += 16) {
-		__mmask16 mk = lanes(n - i);
-		__m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, x + i), sc);
-		mx = _mm512_mask_max_ps(mx, mk, mx, v);
-	}
-	mv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
-	/* x * scale again (the same product) rather than stored and read */
-	for (int i = 0; i < n; i += 16) {
-		__mmask16 mk = lanes(n - i);
-		__m512 v = exp512(_mm512_sub_ps(_mm512_mul_ps(
-			_mm512_maskz_loadu_ps(mk, x + i), sc), mv));
-		v = _mm512_maskz_mov_ps(mk, v);
-		_mm512_mask_storeu_ps(x + i, mk, v);
-		s = _mm512_add_ps(s, v);
-	}
-	inv = 1.0f / hsum(s);
-	for (int i = 0; i < n; i += 16) {
-		__mmask16 mk = lanes(n - i);
-		__m512 v = _mm512_maskz_loadu_ps(mk, x + i);
-		_mm512_mask_storeu_ps(x + i, mk, _mm512_mul_ps(v, _mm512_set1_ps(inv)));
-	}
-}
-
 /* 16 lanes of kernels.h's softmax_bf16 exponential from t = v a + b */
 INLINE __m512 exp2_cubic512(__m512 v, __m512 av, __m512 bv)
 {
@@ -595,7 +566,6 @@ const emb_kernels emb_kernels_avx512 = {
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,
 	.silu = silu_avx512,
-	.softmax = softmax_avx512,
 	.softmax_bf16 = softmax_bf16_avx512,
 	.add = add_avx512,
 	.dot = dot_avx512,

@@ -141,8 +141,11 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * phase 1 packs K_h (keys as GEMM "weights": S = Q K^T) and V_h (V^T as
  * weights: ctx = P V) of every (sequence, kv head) once; phase 2 runs
  * (sequence, head, block of ATTN_QB queries) tasks: S (qb, keys) =
- * Q K^T, a softmax over each row's allowed keys (others set to 0), then
- * ctx = S V.  Every element's arithmetic is independent of the blocks
+ * Q K^T, the exponentials of a softmax over each row's allowed keys
+ * (others set to 0; the table's softmax: P not normalized), then
+ * ctx = P V, each context row scaled by its 1 / sum after P V (one
+ * multiply per context value, not a third pass over the scores).  Every
+ * element's arithmetic is independent of the blocks
  * (keys outside a row's range contribute exact zeros), so batching and
  * threads do not change results.  Memory: O(tokens) + per thread
  * ATTN_QB x longest sequence.
@@ -158,11 +161,9 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * the kernel table says its bf16 GEMM outruns the fp32 one (bf16_attn),
  * both GEMMs are the bf16 GEMM of the kernel table: K and V^T packed as
  * its weights (kern/bkernels.h, rounded once when packed), Q and P
- * rounded inside the kernel.  The softmax is the table's softmax_bf16:
- * P holds each row's exponentials, not normalized (to 7.5e-5, well
- * inside the bf16 rounding that follows), and each context row is
- * scaled by its 1 / sum after P V: no third pass over the scores.
- * Scores and sums stay fp32.  The packed bf16 forms take no more room
+ * rounded inside the kernel.  The softmax is the table's softmax_bf16
+ * (its exponentials to 7.5e-5, well inside the bf16 rounding that
+ * follows).  Scores and sums stay fp32.  The packed bf16 forms take no more room
  * than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
@@ -303,7 +304,7 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 	int len = j->b->seqs[seq].len, r0 = j->b->start[seq];
 	int i1 = i0 + ATTN_QB < len ? i0 + ATTN_QB : len;
 	int kh = h / (a->heads / a->kv_heads), kb0, kb1, lo, hi, lds;
-	float inv[ATTN_QB];     /* bf16: 1 / sum of each row's exponentials */
+	float inv[ATTN_QB];     /* 1 / sum of each row's exponentials */
 	const float *kp = kvs + (size_t)kh * kv_size(len, dh);
 	const float *vp = kp + RUP16(len) * (size_t)dh;
 	const float *q = a->q + (size_t)(r0 + i0) * a->ldq + (size_t)h * dh;
@@ -342,36 +343,33 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 			}
 			sc = 1.0f;
 		}
-		if (j->bf16)
-			k->softmax_bf16(row + (lo - kb0), lds, e - i, hi - lo, sc,
-			                inv + (i - i0));
+		(j->bf16 ? k->softmax_bf16 : k->softmax)(row + (lo - kb0), lds,
+		                                         e - i, hi - lo, sc,
+		                                         inv + (i - i0));
 		for (int r = i; r < e; r++, row += lds) {
-			if (!j->bf16)
-				k->softmax(row + (lo - kb0), hi - lo, sc);
 			memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
 			memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
 		}
 	}
+	// (e V) rows -> ctx, then each scaled by its 1 / sum(e)
 	if (j->bf16) {
-		// (e V) rows, then each scaled by its 1 / sum(e)
 		pv_bf16(j, c, ldc, s, lds, (const uint16_t *)kp +
 		        kb_size(len, dh), i1 - i0, kb0, kb1, len);
-		for (int i = 0; i < i1 - i0; i++)
-			for (int d = 0; d < dh; d++)
-				c[(size_t)i * ldc + d] *= inv[i];
-		return;
-	}
-	if (kb0 == 0 && kb1 == len) {
-		// s (i1-i0, len) @ V (len, dh) -> ctx: the V^T panels are the
-		// packed form of V^T (dh, len)
+	} else if (kb0 == 0 && kb1 == len) {
+		// s (i1-i0, len) @ V (len, dh): the V^T panels are the packed
+		// form of V^T (dh, len)
 		k->gemm(c, ldc, s, lds, vp, NULL, i1 - i0, dh, len);
-		return;
+	} else {
+		// s (i1-i0, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh), one panel of
+		// 16 head dims at a time
+		for (int p = 0; p < dh; p += 16)
+			k->gemm(c + p, ldc, s, lds, vp + (size_t)p * len +
+			        (size_t)kb0 * 16, NULL, i1 - i0,
+			        dh - p < 16 ? dh - p : 16, kb1 - kb0);
 	}
-	// s (i1-i0, kb1-kb0) @ V[kb0:kb1] (kb1-kb0, dh) -> ctx, one panel
-	// of 16 head dims at a time
-	for (int p = 0; p < dh; p += 16)
-		k->gemm(c + p, ldc, s, lds, vp + (size_t)p * len + (size_t)kb0 * 16,
-		        NULL, i1 - i0, dh - p < 16 ? dh - p : 16, kb1 - kb0);
+	for (int i = 0; i < i1 - i0; i++)
+		for (int d = 0; d < dh; d++)
+			c[(size_t)i * ldc + d] *= inv[i];
 }
 
 /* phase 2: tasks (sequence, head, block of ATTN_QB queries) */

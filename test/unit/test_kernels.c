@@ -612,56 +612,35 @@ Test(kernels, activations_match_scalar)
 	free(x); free(a); free(b);
 }
 
-Test(kernels, softmax_matches_scalar)
-{
-	const emb_kernels *v[4];
-	int nv = tu_all_variants(v);
+typedef void (*softmax_fn)(float *x, int ld, int rows, int n, float scale,
+                           float *inv);
 
-	for (int i = 0; i < nv; i++)
-		for (size_t s = 0; s < NSIZES; s++) {
-			int n = vec_sizes[s];
-			float *x = tu_rand_vec(n, 20.0f), *a = malloc(n * sizeof(float));
-			float *b = malloc(n * sizeof(float));
-			double sum = 0;
-			memcpy(a, x, n * sizeof(float));
-			memcpy(b, x, n * sizeof(float));
-			emb_kernels_scalar.softmax(a, n, 0.125f);
-			v[i]->softmax(b, n, 0.125f);
-			for (int e = 0; e < n; e++) {
-				double ref = 0, mx = -INFINITY;
-				for (int t = 0; t < n; t++)
-					mx = fmax(mx, x[t] * 0.125);
-				for (int t = 0; t < n; t++)
-					ref += exp(x[t] * 0.125 - mx);
-				ref = exp(x[e] * 0.125 - mx) / ref;
-				cr_assert(fabs(b[e] - ref) <= 1e-6 * ref + 1e-9,
-				          "%s softmax n=%d at %d: %g vs %g", v[i]->name, n, e,
-				          b[e], ref);
-				cr_assert(fabsf(a[e] - b[e]) <= 2e-6f * a[e] + 1e-9f);
-				sum += b[e];
-			}
-			cr_assert(fabs(sum - 1.0) < 1e-5, "%s softmax sums to %g",
-			          v[i]->name, sum);
-			free(x); free(a); free(b);
-		}
+/* table k's softmax (quintic) or softmax_bf16 (cubic) */
+static softmax_fn softmax_of(const emb_kernels *k, int quintic)
+{
+	return quintic ? k->softmax : k->softmax_bf16;
 }
 
 /*
- * softmax_bf16: kernels.h's formula.  Every element within 8e-5
- * (relative) of 2^t for the exact t = x a - m a (a, m a as floats) and
- * the returned value within 1e-6 of 1 / their sum; the normalized
- * result within 1.6e-4 of softmax(x scale); every table's elements and
+ * softmax and softmax_bf16: kernels.h's formula.  Every element within
+ * its polynomial's error (softmax: 2.5e-7 relative, plus the rounding of
+ * t, 2^-24 |t| ln 2; softmax_bf16: 8e-5) of 2^t for the exact
+ * t = x a - m a (a, m a as floats) and the returned value within 1e-6
+ * of 1 / their sum; the normalized result within the same of
+ * softmax(x scale) (softmax_bf16: 1.6e-4); every table's elements and
  * sum the scalar one's bits (rows up to 1000, tails of every length,
  * scores that underflow).
  */
-Test(kernels, softmax_bf16_formula_and_bits)
+Test(kernels, softmax_formula_and_bits)
 {
 	const emb_kernels *v[4];
 	int nv = tu_all_variants(v);
 	float a = 0.125f * EMB_LOG2E_F;
 
+	for (int q = 0; q < 2; q++)
 	for (size_t s = 0; s < NSIZES; s++)
 		for (int big = 0; big < 2; big++) {
+			const char *what = q ? "softmax" : "softmax_bf16";
 			int n = vec_sizes[s];
 			float *x = tu_rand_vec(n, big ? 2000.0f : 40.0f);
 			float *e = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
@@ -676,29 +655,32 @@ Test(kernels, softmax_bf16_formula_and_bits)
 			for (int t = 0; t < n; t++)
 				tsum += exp(x[t] * 0.125 - mx);
 			memcpy(e, x, n * sizeof(float));
-			emb_kernels_scalar.softmax_bf16(e, n, 1, n, 0.125f, &ie);
+			softmax_of(&emb_kernels_scalar, q)(e, n, 1, n, 0.125f, &ie);
 			for (int i = 0; i < n; i++) {
 				double t = fmax((double)x[i] * a - (double)(mxf * a), -125);
 				double ref = exp2(t);
-				cr_assert(fabs(e[i] - ref) <= 8e-5 * ref,
-				          "softmax_bf16 n=%d at %d: %g vs %g", n, i, e[i], ref);
+				double tol = q ? 2.5e-7 + fabs(t) * 0x1p-24 * M_LN2 : 8e-5;
+				cr_assert(fabs(e[i] - ref) <= tol * ref,
+				          "%s n=%d at %d: %g vs %g", what, n, i, e[i], ref);
 				sum += e[i];
 			}
-			cr_assert(fabs(ie * sum - 1.0) < 1e-6, "1/sum %g, sum %g", ie, sum);
+			cr_assert(fabs(ie * sum - 1.0) < 1e-6, "%s: 1/sum %g, sum %g",
+			          what, ie, sum);
 			for (int i = 0; i < n; i++) {
 				double p = exp(x[i] * 0.125 - mx) / tsum;
-				cr_assert(fabs(e[i] * ie - p) <= 1.6e-4 * p + 1e-30,
-				          "softmax_bf16 n=%d at %d: %g vs %g", n, i,
-				          e[i] * ie, p);
+				double t = x[i] * 0.125 * M_LOG2E - mx * M_LOG2E;
+				double tol = q ? 1.3e-6 + fabs(t) * 0x1p-24 * M_LN2 : 1.6e-4;
+				cr_assert(fabs(e[i] * ie - p) <= tol * p + 1e-30,
+				          "%s n=%d at %d: %g vs %g", what, n, i, e[i] * ie, p);
 			}
 			for (int i = 0; i < nv; i++) {
 				memcpy(b, x, n * sizeof(float));
-				v[i]->softmax_bf16(b, n, 1, n, 0.125f, &ib);
+				softmax_of(v[i], q)(b, n, 1, n, 0.125f, &ib);
 				cr_assert(!memcmp(e, b, n * sizeof(float)),
-				          "%s softmax_bf16 n=%d: not the scalar bits",
-				          v[i]->name, n);
+				          "%s %s n=%d: not the scalar bits", v[i]->name,
+				          what, n);
 				cr_assert(!memcmp(&ie, &ib, sizeof(float)),
-				          "%s softmax_bf16 n=%d: 1/sum %a vs %a", v[i]->name,
+				          "%s %s n=%d: 1/sum %a vs %a", v[i]->name, what,
 				          n, ib, ie);
 			}
 			free(x); free(e); free(b);
@@ -706,16 +688,18 @@ Test(kernels, softmax_bf16_formula_and_bits)
 }
 
 /*
- * softmax_bf16 over a block of rows (row stride past n): each row the
- * bits of that row alone in the scalar table, its 1/sum too, and the
- * columns between n and the stride left as they were; blocks of 1 to 5
- * rows (pairs and a last odd row), rows of every tail length.
+ * softmax and softmax_bf16 over a block of rows (row stride past n):
+ * each row the bits of that row alone in the scalar table, its 1/sum
+ * too, and the columns between n and the stride left as they were;
+ * blocks of 1 to 5 rows (pairs and a last odd row), rows of every tail
+ * length.
  */
-Test(kernels, softmax_bf16_rows_as_alone)
+Test(kernels, softmax_rows_as_alone)
 {
 	const emb_kernels *v[4];
 	int nv = tu_all_variants(v), ns[] = { 1, 15, 16, 17, 33, 222, 256 };
 
+	for (int q = 0; q < 2; q++)
 	for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
 		for (int rows = 1; rows <= 5; rows++) {
 			int n = ns[s], ld = n + 3;
@@ -727,17 +711,17 @@ Test(kernels, softmax_bf16_rows_as_alone)
 			cr_assert(x && e && b);
 			memcpy(e, x, (size_t)rows * ld * sizeof(float));
 			for (int r = 0; r < rows; r++)
-				emb_kernels_scalar.softmax_bf16(e + r * ld, n, 1, n, 0.125f,
-				                                &ie[r]);
+				softmax_of(&emb_kernels_scalar, q)(e + r * ld, n, 1, n,
+				                                   0.125f, &ie[r]);
 			for (int i = 0; i < nv; i++) {
 				memcpy(b, x, (size_t)rows * ld * sizeof(float));
-				v[i]->softmax_bf16(b, ld, rows, n, 0.125f, ib);
+				softmax_of(v[i], q)(b, ld, rows, n, 0.125f, ib);
 				cr_assert(!memcmp(e, b, (size_t)rows * ld * sizeof(float)),
-				          "%s softmax_bf16 rows=%d n=%d: not each row's "
-				          "bits alone", v[i]->name, rows, n);
+				          "%s softmax%s rows=%d n=%d: not each row's bits "
+				          "alone", v[i]->name, q ? "" : "_bf16", rows, n);
 				cr_assert(!memcmp(ie, ib, (size_t)rows * sizeof(float)),
-				          "%s softmax_bf16 rows=%d n=%d: 1/sum",
-				          v[i]->name, rows, n);
+				          "%s softmax%s rows=%d n=%d: 1/sum", v[i]->name,
+				          q ? "" : "_bf16", rows, n);
 				for (int r = 0; r < rows; r++)
 					cr_assert(!memcmp(b + r * ld + n, x + r * ld + n,
 					                  3 * sizeof(float)),
