@@ -167,6 +167,7 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
+#define ATTN_PACK 64    /* rows a phase-1 task packs (fp32), a multiple of 16 */
 #define RUP16(x) (((size_t)(x) + 15) / 16 * 16)
 #define RUP2(x) (((size_t)(x) + 1) / 2 * 2)
 
@@ -178,6 +179,7 @@ typedef struct attn_job {
 	float *kv;              /* packed K and V of every (seq, kv head) */
 	const size_t *kvoff;    /* (nseq) offset of seq's block in kv */
 	const size_t *task0;    /* (nseq+1) first phase-2 task of each seq */
+	const size_t *pack0;    /* (nseq+1) first fp32 phase-1 task of each */
 	float *kvt;             /* fused: per thread, one sequence's K and V */
 	size_t kvt_each;        /* floats */
 	int bf16;               /* K, V and both GEMMs in bf16 */
@@ -210,51 +212,29 @@ static void pack_kv_bf16(const attn_job *j, int seq, int h, float *kvs)
 	j->m->k->bf16_pack_cols(kb + kb_size(len, dh), v, a->ldv, dh, len);
 }
 
-/* pack K and V^T of kv head h of sequence seq into the job's kv */
-static void pack_kv(const attn_job *j, int seq, int h)
-{
-	const emb_attn *a = j->a;
-	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
-	float *kp = j->kv + j->kvoff[seq] + (size_t)h * kv_size(len, dh);
-	float *vp = kp + RUP16(len) * (size_t)dh;
-	const float *k = a->k + (size_t)r0 * a->ldk + (size_t)h * dh;
-	const float *v = a->v + (size_t)r0 * a->ldv + (size_t)h * dh;
+static void pack_rows(const attn_job *j, int seq, int p0, int p1, float *kv);
 
-	// K (len,dh) -> panels [len/16][dh][16], zero past len
-	for (int p = 0; p < len; p += 16) {
-		float *dst = kp + (size_t)p * dh;
-		int nr = len - p < 16 ? len - p : 16;
-		for (int c = 0; c < nr; c++) {
-			const float *src = k + (size_t)(p + c) * a->ldk;
-			for (int kk = 0; kk < dh; kk++)
-				dst[kk * 16 + c] = src[kk];
-		}
-		for (int kk = 0; nr < 16 && kk < dh; kk++)
-			memset(dst + kk * 16 + nr, 0, (size_t)(16 - nr) * sizeof(float));
-	}
-	// V^T (dh,len) -> panels [dh/16][len][16], zero past dh
-	for (int p = 0; p < dh; p += 16) {
-		int nc = dh - p < 16 ? dh - p : 16;
-		for (int r = 0; r < len; r++, vp += 16) {
-			memcpy(vp, v + (size_t)r * a->ldv + p, (size_t)nc * sizeof(float));
-			if (nc < 16)
-				memset(vp + nc, 0, (size_t)(16 - nc) * sizeof(float));
-		}
-	}
-}
-
+/* phase 1: tasks (sequence, block of ATTN_PACK rows) in fp32, every kv
+ * head of those rows in row order; (sequence, kv head) in bf16 */
 static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const attn_job *j = ctx;
-	int kvh = j->a->kv_heads;
+	int kvh = j->a->kv_heads, seq = 0;
 
 	(void)tid;
 	for (size_t t = begin; t < end; t++) {
-		int seq = (int)(t / (size_t)kvh), h = (int)(t % (size_t)kvh);
-		if (j->bf16)
-			pack_kv_bf16(j, seq, h, j->kv + j->kvoff[seq]);
-		else
-			pack_kv(j, seq, h);
+		if (j->bf16) {
+			seq = (int)(t / (size_t)kvh);
+			pack_kv_bf16(j, seq, (int)(t % (size_t)kvh),
+			             j->kv + j->kvoff[seq]);
+			continue;
+		}
+		while (t >= j->pack0[seq + 1])
+			seq++;
+		int p0 = (int)(t - j->pack0[seq]) * ATTN_PACK;
+		int len = j->b->seqs[seq].len;
+		pack_rows(j, seq, p0, p0 + ATTN_PACK < len ? p0 + ATTN_PACK : len,
+		          j->kv + j->kvoff[seq]);
 	}
 }
 
@@ -390,21 +370,17 @@ static void attn_task(void *ctx, size_t begin, size_t end, int tid)
 	}
 }
 
-/* pack K and V^T of every kv head of sequence seq, 16 rows at a time
+/* fp32: rows [p0, p1) (p0 a multiple of 16) of K and V^T of every kv
+ * head of sequence seq into kv, the sequence's block: 16 rows at a time
  * across all heads (rows read in order; whole panel lines written) */
-static void pack_seq(const attn_job *j, int seq, float *kv)
+static void pack_rows(const attn_job *j, int seq, int p0, int p1, float *kv)
 {
 	const emb_attn *a = j->a;
 	int dh = a->head_dim, r0 = j->b->start[seq], len = j->b->seqs[seq].len;
 	size_t each = kv_size(len, dh);
 
-	if (j->bf16) {
-		for (int h = 0; h < a->kv_heads; h++)
-			pack_kv_bf16(j, seq, h, kv);
-		return;
-	}
-	for (int p = 0; p < len; p += 16) {
-		int nr = len - p < 16 ? len - p : 16;
+	for (int p = p0; p < p1; p += 16) {
+		int nr = p1 - p < 16 ? p1 - p : 16;
 		const float *k = a->k + (size_t)(r0 + p) * a->ldk;
 		for (int h = 0; h < a->kv_heads; h++) {
 			// K rows [p, p+nr) of head h -> panel p/16 ([dh][16])
@@ -419,7 +395,7 @@ static void pack_seq(const attn_job *j, int seq, float *kv)
 			}
 		}
 	}
-	for (int r = 0; r < len; r++) {
+	for (int r = p0; r < p1; r++) {
 		const float *v = a->v + (size_t)(r0 + r) * a->ldv;
 		for (int h = 0; h < a->kv_heads; h++, v += dh) {
 			float *vp = kv + (size_t)h * each + RUP16(len) * (size_t)dh +
@@ -436,6 +412,17 @@ static void pack_seq(const attn_job *j, int seq, float *kv)
 			}
 		}
 	}
+}
+
+/* K and V^T of every kv head of sequence seq into kv */
+static void pack_seq(const attn_job *j, int seq, float *kv)
+{
+	if (j->bf16) {
+		for (int h = 0; h < j->a->kv_heads; h++)
+			pack_kv_bf16(j, seq, h, kv);
+		return;
+	}
+	pack_rows(j, seq, 0, j->b->seqs[seq].len, kv);
 }
 
 /* both phases in one job: a task per sequence packs its K and V, then
@@ -489,9 +476,9 @@ int emb_attention_bf16(const emb_model *m)
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err)
 {
-	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, 0,
+	attn_job j = { m, ctx, a, b, NULL, NULL, NULL, NULL, NULL, 0,
 	               emb_attention_bf16(m) };
-	size_t *kvoff, *task0, total = 0;
+	size_t *kvoff, *task0, *pack0, total = 0;
 	size_t nt = (size_t)emb_threads_count(m->tp);
 	double t0;
 	int rc = -1, fused = !m->no_fuse && (size_t)b->nseq >= 4 * nt;
@@ -503,16 +490,18 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	               !m->k->bf16_pack_cols))
 		return emb_err_set(err, "attention: the %s kernels have no bf16 "
 		                   "GEMM", m->k->name);
-	if (!(kvoff = malloc((size_t)(b->nseq + 1) * 2 * sizeof(size_t))))
+	if (!(kvoff = malloc((size_t)(b->nseq + 1) * 3 * sizeof(size_t))))
 		return emb_err_set(err, "out of memory");
 	task0 = kvoff + b->nseq + 1;
-	task0[0] = 0;
+	pack0 = task0 + b->nseq + 1;
+	task0[0] = pack0[0] = 0;
 	for (int s = 0; s < b->nseq; s++) {
 		int len = b->seqs[s].len;
 		kvoff[s] = total;
 		total += kv_size(len, a->head_dim) * (size_t)a->kv_heads;
 		task0[s + 1] = task0[s] + (size_t)a->heads *
 		               (size_t)((len + ATTN_QB - 1) / ATTN_QB);
+		pack0[s + 1] = pack0[s] + (size_t)((len + ATTN_PACK - 1) / ATTN_PACK);
 	}
 	if (fused) {
 		/* a sequence's K and V at a time per thread, reused: L2-hot */
@@ -546,14 +535,15 @@ int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
 	j.kv = m->kv;
 	j.kvoff = kvoff;
 	j.task0 = task0;
+	j.pack0 = pack0;
 	t0 = m->prof ? emb_prof_clock() : 0;
 	/* one job (one wait for the threads instead of two) when the
 	 * sequences are enough to keep every thread busy */
 	if (fused) {
 		emb_threads_for(m->tp, (size_t)b->nseq, 1, attn_fused_task, &j);
 	} else {
-		emb_threads_for(m->tp, (size_t)b->nseq * a->kv_heads, 1,
-		                pack_task, &j);
+		emb_threads_for(m->tp, j.bf16 ? (size_t)b->nseq * a->kv_heads :
+		                pack0[b->nseq], 1, pack_task, &j);
 		emb_threads_for(m->tp, task0[b->nseq], 1, attn_task, &j);
 	}
 	if (m->prof)
