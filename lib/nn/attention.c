@@ -185,6 +185,14 @@ typedef struct attn_job {
 	int bf16;               /* K, V and both GEMMs in bf16 */
 } attn_job;
 
+/* $EMB_PROFILE: a task of thread TID worked on attention since T0 */
+static void prof_busy(const attn_job *j, int tid, double t0)
+{
+	if (j->m->prof)
+		emb_prof_busy(j->m->prof, tid, "attention", j->a->head_dim,
+		              j->a->heads, emb_prof_clock() - t0);
+}
+
 /* floats of packed K plus packed V of one kv head of a sequence of len */
 static size_t kv_size(int len, int dh)
 {
@@ -220,8 +228,8 @@ static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const attn_job *j = ctx;
 	int kvh = j->a->kv_heads, seq = 0;
+	double t0 = j->m->prof ? emb_prof_clock() : 0;
 
-	(void)tid;
 	for (size_t t = begin; t < end; t++) {
 		if (j->bf16) {
 			seq = (int)(t / (size_t)kvh);
@@ -236,6 +244,7 @@ static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 		pack_rows(j, seq, p0, p0 + ATTN_PACK < len ? p0 + ATTN_PACK : len,
 		          j->kv + j->kvoff[seq]);
 	}
+	prof_busy(j, tid, t0);
 }
 
 /* allowed keys [*j0, *j1) of query i in a sequence of len */
@@ -358,6 +367,7 @@ static void attn_task(void *ctx, size_t begin, size_t end, int tid)
 	const attn_job *j = ctx;
 	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
 	int seq = 0;
+	double t0 = j->m->prof ? emb_prof_clock() : 0;
 
 	for (size_t t = begin; t < end; t++) {
 		while (t >= j->task0[seq + 1])
@@ -368,6 +378,7 @@ static void attn_task(void *ctx, size_t begin, size_t end, int tid)
 		           (int)((t - j->task0[seq]) % nqb) * ATTN_QB, s,
 		           j->kv + j->kvoff[seq]);
 	}
+	prof_busy(j, tid, t0);
 }
 
 /* fp32: rows [p0, p1) (p0 a multiple of 16) of K and V^T of every kv
@@ -433,6 +444,7 @@ static void attn_fused_task(void *ctx, size_t begin, size_t end, int tid)
 	const emb_attn *a = j->a;
 	float *s = j->m->tscratch + (size_t)tid * j->m->tscratch_each;
 	float *kv = j->kvt + (size_t)tid * j->kvt_each;
+	double t0 = j->m->prof ? emb_prof_clock() : 0;
 
 	for (size_t t = begin; t < end; t++) {
 		int len = j->b->seqs[t].len;
@@ -441,6 +453,7 @@ static void attn_fused_task(void *ctx, size_t begin, size_t end, int tid)
 			for (int i0 = 0; i0 < len; i0 += ATTN_QB)
 				attn_block(j, (int)t, h, i0, s, kv);
 	}
+	prof_busy(j, tid, t0);
 }
 
 /* $EMB_PROFILE: one attention call over the batch took SEC

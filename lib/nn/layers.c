@@ -40,7 +40,10 @@ typedef struct linear_job {
 	int ldy, ldx, rows, ncg, pg, np;
 	const emb_linear *l;
 	int kact;               /* EMB_KACT_* fused into the GEMM epilogue */
+	emb_prof *prof;         /* $EMB_PROFILE: busy time, or NULL */
 } linear_job;
+
+static void prof_busy(emb_prof *p, int tid, const emb_linear *l, double sec);
 
 /* y (rows, n1-n0) = act(x (rows, in) @ W[n0:n1]^T + b) with bf16
  * weights (l->wb, kern/bkernels.h; n0 = 16 p0); the activation runs on
@@ -64,8 +67,8 @@ static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 {
 	const linear_job *j = ctx;
 	const emb_linear *l = j->l;
+	double t0 = j->prof ? emb_prof_clock() : 0;
 
-	(void)tid;
 	for (size_t t = begin; t < end; t++) {
 		int r0 = (int)(t / (size_t)j->ncg) * GEMM_RB;
 		int p0 = (int)(t % (size_t)j->ncg) * j->pg;
@@ -94,6 +97,8 @@ static void linear_task(void *ctx, size_t begin, size_t end, int tid)
 			               l->b ? l->b + n0 : NULL, r1 - r0, n1 - n0,
 			               l->in, j->kact);
 	}
+	if (j->prof)
+		prof_busy(j->prof, tid, l, emb_prof_clock() - t0);
 }
 
 /*
@@ -117,6 +122,7 @@ typedef struct i8_job {
 	size_t slice;
 	int *last;              /* (nt) row block each slice holds, -1 none */
 	int kact;               /* EMB_KACT_* on the output */
+	emb_prof *prof;         /* $EMB_PROFILE: busy time, or NULL */
 } i8_job;
 
 /* y (rows, cols) stride ldy in place: kact (EMB_KACT_*), row by row */
@@ -161,6 +167,7 @@ static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
 	float *xs = (float *)s;
 	int32_t *xz = (int32_t *)(s + GEMM_RB * sizeof(float));
 	uint8_t *u = s + GEMM_RB * (sizeof(float) + sizeof(int32_t));
+	double t0 = j->prof ? emb_prof_clock() : 0;
 
 	for (size_t t = begin; t < end; t++) {
 		int blk = (int)(t / (size_t)j->ncg);
@@ -185,6 +192,8 @@ static void i8_gemm_task(void *ctx, size_t begin, size_t end, int tid)
 		i8_cols(j->m, j->y + (size_t)r0 * j->ldy, j->ldy, u, j->kp, xs, xz,
 		        r1 - r0, l, n0, n1, j->kact);
 	}
+	if (j->prof)
+		prof_busy(j->prof, tid, l, emb_prof_clock() - t0);
 }
 
 size_t emb_linear_i8_scratch(const emb_linear *l, int rows)
@@ -213,13 +222,24 @@ void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
 	i8_cols(m, y, ldy, u, kp, xs, xz, rows, l, 0, l->out, kact);
 }
 
+/* $EMB_PROFILE: the key of l's lines */
+static const char *prof_what(const emb_linear *l)
+{
+	return emb_linear_is_i8(l) ? "int8" : l->wb ? "bf16" : "fp32";
+}
+
 /* $EMB_PROFILE: one call of l over ROWS rows took SEC thread-seconds */
 static void prof_linear(const emb_model *m, int tid, const emb_linear *l,
                         int rows, double sec)
 {
-	emb_prof_add(m->prof, tid, emb_linear_is_i8(l) ? "int8" : l->wb ?
-	             "bf16" : "fp32", l->in, l->out, rows,
+	emb_prof_add(m->prof, tid, prof_what(l), l->in, l->out, rows,
 	             2.0 * rows * l->in * l->out, sec);
+}
+
+/* $EMB_PROFILE: a task of thread TID worked SEC seconds on l */
+static void prof_busy(emb_prof *p, int tid, const emb_linear *l, double sec)
+{
+	emb_prof_busy(p, tid, prof_what(l), l->in, l->out, sec);
 }
 
 /* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
@@ -255,7 +275,7 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	pg = (pg + 3) / 4 * 4;
 	ncg = (np + pg - 1) / pg;
 	j = (i8_job){ m, y, x, ldy, ldx, rows, ncg, pg, np, kp, l,
-	              m->k->u8_quantize, m->q8, slice, NULL, kact };
+	              m->k->u8_quantize, m->q8, slice, NULL, kact, m->prof };
 	j.last = (int *)(m->q8 + slice * (size_t)nt);
 	for (int t = 0; t < nt; t++)
 		j.last[t] = -1;
@@ -286,7 +306,8 @@ static void linear_f32(emb_model *m, float *y, int ldy, const float *x,
 	pg = (np + ncg - 1) / ncg;
 	pg += pg & 1;
 	ncg = (np + pg - 1) / pg;
-	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l, kact };
+	j = (linear_job){ m->k, y, x, ldy, ldx, rows, ncg, pg, np, l, kact,
+	                  m->prof };
 	t0 = m->prof ? emb_prof_clock() : 0;
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, linear_task, &j);
 	if (m->prof)
@@ -560,8 +581,11 @@ static void block_linear(const emb_model *m, float *y, int ldy,
 	if (rest != EMB_ACT_NONE)
 		for (int r = 0; r < n; r++)
 			act_row(k, y + (size_t)r * ldy, l->out, rest);
-	if (m->prof)
-		prof_linear(m, tid, l, n, emb_prof_clock() - t0);
+	if (m->prof) {
+		double sec = emb_prof_clock() - t0;
+		prof_linear(m, tid, l, n, sec);
+		prof_busy(m->prof, tid, l, sec);
+	}
 }
 
 typedef struct post_job {

@@ -292,6 +292,10 @@ double emb_prof_clock(void);
  * operations, SEC thread-seconds, in thread TID's table */
 void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
                   double rows, double flop, double sec);
+/* SEC seconds of work on the key inside one task of thread TID (busy
+ * time; the call itself is counted by emb_prof_add) */
+void emb_prof_busy(emb_prof *p, int tid, const char *what, int in, int out,
+                   double sec);
 
 /* ------------------------------------------------------------------ */
 /* config.json helpers: messages "config.json: field 'X' ..."           */

@@ -24,6 +24,7 @@ typedef struct prof_ent {
 	                           heads */
 	long calls;
 	double rows, flop, sec; /* sec: thread-seconds */
+	double busy;            /* seconds inside the threads' tasks */
 } prof_ent;
 
 struct emb_prof {
@@ -73,8 +74,10 @@ double emb_prof_clock(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
-                  double rows, double flop, double sec)
+/* thread TID's entry of the key (WHAT, IN, OUT), new if need be; NULL
+ * when the table is full */
+static prof_ent *entry(emb_prof *p, int tid, const char *what, int in,
+                       int out)
 {
 	prof_ent *e;
 	int i;
@@ -84,17 +87,34 @@ void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
 	e = p->e + (size_t)tid * PROF_KEYS;
 	for (i = 0; i < p->n[tid]; i++)
 		if (same(&e[i], what, in, out))
-			break;
-	if (i == p->n[tid]) {
-		if (i == PROF_KEYS)
-			return;
-		e[i] = (prof_ent){ what, in, out, 0, 0, 0, 0 };
-		p->n[tid]++;
-	}
-	e[i].calls++;
-	e[i].rows += rows;
-	e[i].flop += flop;
-	e[i].sec += sec;
+			return &e[i];
+	if (i == PROF_KEYS)
+		return NULL;
+	e[i] = (prof_ent){ what, in, out, 0, 0, 0, 0, 0 };
+	p->n[tid]++;
+	return &e[i];
+}
+
+void emb_prof_add(emb_prof *p, int tid, const char *what, int in, int out,
+                  double rows, double flop, double sec)
+{
+	prof_ent *e = entry(p, tid, what, in, out);
+
+	if (!e)
+		return;
+	e->calls++;
+	e->rows += rows;
+	e->flop += flop;
+	e->sec += sec;
+}
+
+void emb_prof_busy(emb_prof *p, int tid, const char *what, int in, int out,
+                   double sec)
+{
+	prof_ent *e = entry(p, tid, what, in, out);
+
+	if (e)
+		e->busy += sec;
 }
 
 int emb_model_profile(const emb_model *m, FILE *f, const char *prefix)
@@ -119,12 +139,14 @@ int emb_model_profile(const emb_model *m, FILE *f, const char *prefix)
 				all[n] = e[i];
 				all[n].calls = 0;
 				all[n].rows = all[n].flop = all[n].sec = 0;
+				all[n].busy = 0;
 				n++;
 			}
 			all[k].calls += e[i].calls;
 			all[k].rows += e[i].rows;
 			all[k].flop += e[i].flop;
 			all[k].sec += e[i].sec;
+			all[k].busy += e[i].busy;
 		}
 	}
 	fprintf(f, "%s{\"kernels\":\"%s\",\"threads\":%d}\n", prefix,
@@ -132,9 +154,11 @@ int emb_model_profile(const emb_model *m, FILE *f, const char *prefix)
 	for (int k = 0; k < n; k++)
 		fprintf(f, "%s{\"what\":\"%s\",\"in\":%d,\"out\":%d,\"calls\":%ld,"
 		        "\"rows\":%.0f,\"gflop\":%.6f,\"thread_s\":%.6f,"
-		        "\"gflops_per_thread\":%.1f}\n", prefix, all[k].what,
+		        "\"gflops_per_thread\":%.1f,\"busy_s\":%.6f,"
+		        "\"gflops_per_busy\":%.1f}\n", prefix, all[k].what,
 		        all[k].in, all[k].out, all[k].calls, all[k].rows,
 		        all[k].flop / 1e9, all[k].sec, all[k].sec > 0 ?
-		        all[k].flop / all[k].sec / 1e9 : 0.0);
+		        all[k].flop / all[k].sec / 1e9 : 0.0, all[k].busy,
+		        all[k].busy > 0 ? all[k].flop / all[k].busy / 1e9 : 0.0);
 	return n + 1;
 }

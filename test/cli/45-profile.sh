@@ -1,6 +1,7 @@
 # 45-profile.sh - $EMB_PROFILE: emb-encode and emb-rerank say, on
 # standard error when they end, how many rows and flops went through
-# each linear layer shape and attention, and in how many thread-seconds;
+# each linear layer shape and attention, and in how many thread-seconds
+# and busy seconds (inside the threads' tasks);
 # the rows and flops are the model's arithmetic (every layer sees every
 # token: 6 layers of minilm-l6), whichever way the forward ran (row
 # blocks in the threads, or the layers one by one: $EMB_NO_FUSE), and
@@ -43,6 +44,10 @@ check_profile() {   # NAME FILE BLOCKS
 				if (f["gflop"] < 4 * f["rows"] * 32 * 12 / 1e9) { print "attention gflop"; bad = 1 }
 			} else { print "what " key; bad = 1 }
 			if (!(f["thread_s"] > 0)) { print "time " key; bad = 1 }
+			# busy: the time inside the tasks of the threads, never more
+			# than the thread-seconds (waits are only in those)
+			if (!(f["busy_s"] > 0) || f["busy_s"] > f["thread_s"] * 1.0001 + 1e-5) { print "busy " key; bad = 1 }
+			if (f["gflops_per_busy"] + 0.15 < f["gflops_per_thread"]) { print "busy rate " key; bad = 1 }
 		}
 		END {
 			split("fp32 384 1152,fp32 384 384,fp32 384 1536,fp32 1536 384,attention 32 12", need, ",")
