@@ -21,7 +21,11 @@
  * width: 256 bits for avx2 and avxvnni, 512 for avx512, vnni and amx
  * (Intel's cores run twice the flops with 512 bits, AMD's Zen 4 the
  * same).  Prints one JSON line per shape:
- * {"isa","shape","m","n","k","gflops","peak","pct"}.
+ * {"isa","shape","m","n","k","gflops","peak","pct"}, then one for
+ * attention's softmax over a block of scores as attention.c calls it
+ * (QB rows of SEQ keys, the table's softmax, scores spread like a
+ * real head's, about +-3 after the scale):
+ * {"isa","shape":"attn softmax","m","n","ns_per_score"}, the best trial.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -156,6 +160,33 @@ static double trial(const emb_kernels *kt, shape *s)
 	return fl;
 }
 
+/* the softmax of one query block: QB rows of SEQ scores, every trial on
+ * the same scores copied in afresh; prints the best ns a score */
+static void softmax_trials(const emb_kernels *kt, int trials)
+{
+	size_t n = (size_t)QB * SEQ;
+	float *src = fill(n, 13), *x = fill(n, 13), inv[QB];
+	double best = 1e30;
+
+	for (size_t i = 0; i < n; i++)
+		src[i] *= 24.0f;        /* x 0.125: +-3 */
+	for (int t = 0; t < trials; t++) {
+		double t0;
+		memcpy(x, src, n * sizeof(float));
+		t0 = now();
+		// x (QB, SEQ) -> exponentials, inv (QB)
+		kt->softmax(x, SEQ, QB, SEQ, 0.125f, inv);
+		t0 = now() - t0;
+		if (t0 < best)
+			best = t0;
+	}
+	printf("{\"isa\":\"%s\",\"shape\":\"attn softmax\",\"m\":%d,"
+	       "\"n\":%d,\"ns_per_score\":%.3f}\n", kt->name, QB, SEQ,
+	       best / (double)n * 1e9);
+	free(src);
+	free(x);
+}
+
 int main(int argc, char **argv)
 {
 	const emb_kernels *kt = NULL;
@@ -218,5 +249,6 @@ int main(int argc, char **argv)
 		       "\"gflops\":%.1f,\"peak\":%.1f,\"pct\":%.1f}\n", kt->name,
 		       sh[s].name, sh[s].m, sh[s].n, sh[s].k, sh[s].best, peak,
 		       100.0 * sh[s].best / peak);
+	softmax_trials(kt, trials);
 	return 0;
 }
