@@ -4,7 +4,8 @@
 Write full-width synthetic recipes for the families benchmark from the
 tiny fixtures' recipes: coderank-tiny scaled to the CodeRankEmbed /
 nomic-embed shape (768 wide, inner 3072, 12 heads), modernbert-tiny to
-ModernBERT-base (768, inner 1152, 12 heads), qwen3-tiny to
+ModernBERT-base (768, inner 1152, 12 heads, local attention over 128
+tokens as the real model's, not the fixture's 16), qwen3-tiny to
 Qwen3-Embedding-0.6B (1024, 16 heads of 128, 8 KV heads, inner 3072) and
 gemma-embed-tiny to EmbeddingGemma-300m (768, 3 heads of 256, 1 KV head,
 inner 1152, sliding window 512, Dense 768-3072-768).  The depth is cut
@@ -21,7 +22,8 @@ SHAPES = {
     "coderank-tiny": ("nomic-768", {"n_embd": 768, "n_head": 12, "n_inner": 3072, "n_layer": 4},
                       "n_embd", "n_inner", "n_layer"),
     "modernbert-tiny": ("modernbert-base", {"hidden_size": 768, "num_attention_heads": 12,
-                                            "intermediate_size": 1152, "num_hidden_layers": 6},
+                                            "intermediate_size": 1152, "num_hidden_layers": 6,
+                                            "local_attention": 128},
                         "hidden_size", "intermediate_size", "num_hidden_layers"),
 }
 
