@@ -149,7 +149,7 @@ static float softmax_row(float *x, int n, float scale, int quintic)
 			mx = x[i];
 	b = -(mx * a);
 	for (int i = 0; i < n; i++) {
-		float t = fmaf(x[i], a, b), r, f, p;
+		float t = quintic ? (x[i] - mx) * a : fmaf(x[i], a, b), r, f, p;
 		t = t > -125.0f ? t : -125.0f;
 		r = nearbyintf(t);
 		f = t - r;

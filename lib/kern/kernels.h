@@ -91,9 +91,9 @@ typedef struct emb_kernels {
 	void (*silu)(float *y, const float *x, const float *g, int n);
 	/*
 	 * x (rows, n, finite; row stride ld >= n) in place, each row on
-	 * its own: e = exp(x * scale - max(x) * scale) by the quintic of
-	 * the formula at EMB_EXP2_C0 below (7.5e-8 relative, and the
-	 * rounding of its argument: 6e-8 times |x - max(x)| scale log2(e)),
+	 * its own: e = exp((x - max(x)) * scale) by the quintic of the
+	 * formula at EMB_EXP2_C0 below (7.5e-8 relative, and the rounding
+	 * of its argument: 1.2e-7 times |x - max(x)| scale log2(e)),
 	 * not normalized; inv (rows) = 1 / the row's sum of e (summed in
 	 * emb_rmsnorm_sumsq's order), so that every table gives the
 	 * scalar one's bits, for a row alone or in a block; x[n..ld) of a
@@ -220,12 +220,14 @@ int emb_kernels_select(const emb_kernels **out, struct emb_err *err);
 float emb_rmsnorm_sumsq(const float *x, int n);
 /*
  * The exponential of softmax and softmax_bf16, the one formula of every
- * version: with a = scale log2(e) and m = max(x),
- * t = max(fma(x, a, -(m a)), -125), n = t rounded to nearest even,
- * f = t - n (exact), and e = 2^n p(f), p evaluated from its highest
- * coefficient down, each step a fused multiply-add, and the scaling
- * exact (e stays normal): softmax_bf16's p the cubic C3..C0, a fit of
- * 2^f on [-1/2, 1/2] to 7.5e-5 relative; softmax's the quintic
+ * version: with a = scale log2(e) and m = max(x), t = max((x - m) a,
+ * -125) for softmax (the difference first: the max's t is exactly 0 and
+ * no t is above 0, whatever the scores' magnitude) and
+ * t = max(fma(x, a, -(m a)), -125) for softmax_bf16; n = t rounded to
+ * nearest even, f = t - n (exact), and e = 2^n p(f), p evaluated from
+ * its highest coefficient down, each step a fused multiply-add, and the
+ * scaling exact (e stays normal): softmax_bf16's p the cubic C3..C0, a
+ * fit of 2^f on [-1/2, 1/2] to 7.5e-5 relative; softmax's the quintic
  * F5..F0, to 7.5e-8
  */
 #define EMB_EXP2_C0 9.999280572e-01f

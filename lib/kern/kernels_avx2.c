@@ -358,13 +358,16 @@ static void silu_avx2(float *y, const float *x, const float *g, int n)
 	}
 }
 
-/* 8 lanes of kernels.h's softmax exponential from t = v a + b: the
- * quintic (softmax) or the cubic (softmax_bf16), a constant after
- * inlining; 2^n goes into the exponent bits (p in [0.7, 1.5] and e
- * normal: the exact product) */
-INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, int quintic)
+/* 8 lanes of kernels.h's softmax exponential of v (m the row's max):
+ * the quintic from t = (v - m) a (softmax), or the cubic from t = v a +
+ * b, b = -(m a) (softmax_bf16), a constant after inlining; 2^n goes into
+ * the exponent bits (p in [0.7, 1.5] and e normal: the exact product) */
+INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, __m256 mv,
+                           int quintic)
 {
-	__m256 t = _mm256_max_ps(_mm256_fmadd_ps(v, av, bv),
+	__m256 t = _mm256_max_ps(quintic ?
+	                         _mm256_mul_ps(_mm256_sub_ps(v, mv), av) :
+	                         _mm256_fmadd_ps(v, av, bv),
 	                         _mm256_set1_ps(-125.0f));
 	__m256 r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT |
 	                              _MM_FROUND_NO_EXC);
@@ -393,8 +396,8 @@ INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, int quintic)
 INLINE float softmax_row(float *x, int n, float scale, int quintic)
 {
 	__m256 mx = _mm256_set1_ps(-INFINITY), s0 = _mm256_setzero_ps(), s1 = s0;
-	__m256 av, bv;
-	float a = scale * EMB_LOG2E_F;
+	__m256 av, bv, mv;
+	float a = scale * EMB_LOG2E_F, m;
 
 	for (int i = 0; i < n; i += 8) {
 		__m256 v = ld(x + i, n - i);
@@ -403,11 +406,14 @@ INLINE float softmax_row(float *x, int n, float scale, int quintic)
 			                     _mm256_castsi256_ps(lanes(n - i)));
 		mx = _mm256_max_ps(mx, v);
 	}
+	m = hmax(mx);
 	av = _mm256_set1_ps(a);
-	bv = _mm256_set1_ps(-(hmax(mx) * a));
+	bv = _mm256_set1_ps(-(m * a));
+	mv = _mm256_set1_ps(m);
 	for (int i = 0; i < n; i += 16) {
-		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, bv, quintic);
-		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, bv, quintic);
+		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, bv, mv, quintic);
+		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, bv, mv,
+		                         quintic);
 		if (n - i < 16) {
 			e0 = _mm256_and_ps(e0, _mm256_castsi256_ps(lanes(n - i)));
 			e1 = _mm256_and_ps(e1, _mm256_castsi256_ps(lanes(n - i - 8)));
