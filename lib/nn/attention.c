@@ -163,8 +163,8 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * its weights (kern/bkernels.h, rounded once when packed), Q and P
  * rounded inside the kernel.  The softmax is the table's softmax_bf16
  * (its exponentials to 7.5e-5, well inside the bf16 rounding that
- * follows).  Scores and sums stay fp32.  The packed bf16 forms take no more room
- * than the fp32 ones and sit at the same offsets.
+ * follows).  Scores and sums stay fp32.  The packed bf16 forms take no
+ * more room than the fp32 ones and sit at the same offsets.
  */
 #define ATTN_QB 32
 #define ATTN_PACK 64    /* rows a phase-1 task packs (fp32), a multiple of 16 */

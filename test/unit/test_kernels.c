@@ -707,7 +707,8 @@ Test(kernels, softmax_huge_scores)
 			float x[N], e[N], b[N], ie, ib;
 
 			for (int i = 0; i < N; i++)
-				x[i] = same ? mags[k] : mags[k] * (float)((i * 7) % N - 18) / 18;
+				x[i] = same ? mags[k] :
+				       mags[k] * (float)((i * 7) % N - 18) / 18;
 			memcpy(e, x, sizeof x);
 			emb_kernels_scalar.softmax(e, N, 1, N, 1.0f, &ie);
 			cr_assert(isfinite(ie) && ie > 0, "1/sum %g at %g", ie, mags[k]);
