@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+import machine  # bench/machine.py (this script's folder is on sys.path)
 
 W, CMDLINE, APPEND, LOAD0, LOAD1, MDIR = sys.argv[1:7]
 WLS = sys.argv[7:]
@@ -77,16 +78,16 @@ peers = {}
 for r in raw:
     if "peer" in r:
         peers.setdefault(r["peer"]["peer"].rsplit("-bf16", 1)[0], 1)
-cpu = sh("lscpu | sed -n 's/^Model name: *//p'") or sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
 flags = sh("lscpu | sed -n 's/^Flags: *//p'")
 P = []
 P.append("")
 P.append("## Real all-MiniLM-L6-v2, %s UTC" % time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
 P.append("")
 P.append("Command: `%s`; emb %s; model: the real all-MiniLM-L6-v2 (`scripts/real-model all-MiniLM-L6-v2`); "
-         "peers: %s.  Machine: %d CPUs, %s; %s." % (
+         "peers: %s.  Machine: %s; %s." % (
              CMDLINE.strip(), sh("git -C %s describe --always --dirty 2>/dev/null" % ROOT) or "?",
-             ", ".join(sorted(peers)) or "none", os.cpu_count(), cpu, sh("cc --version | head -1")))
+             ", ".join(sorted(peers)) or "none", machine.describe(),
+             sh("cc --version | head -1")))
 P.append("")
 P.append("lscpu flags: `%s`" % flags)
 P.append("")

@@ -8,6 +8,7 @@ that was not run (not installed) leaves its cells "-".
 Standard library only.
 """
 import json, math, os, platform, statistics, subprocess, sys, time
+import machine  # bench/machine.py (this script's folder is on sys.path)
 
 W, MDIR, CMDLINE, APPEND, SVG = sys.argv[1:6]
 LAT_LINES = int(sys.argv[6])
@@ -80,16 +81,13 @@ def sh(cmd):
         return "?"
 
 
-cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
-isa = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16")
-               if f in sh("grep -m1 '^flags' /proc/cpuinfo").split())
 P("\n## Inference speed, %s\n" % now)
-P("Command: `%s` (`make bench`); emb %s; machine: %s CPUs, %s (%s), %s, Linux %s, load average %s.  "
+P("Command: `%s` (`make bench`); emb %s; machine: %s, %s, Linux %s, load average %s.  "
   "Peers: %s, %s.  Model: synthetic minilm-l6 (all-MiniLM-L6-v2 shape, test/emb-synth).  "
   "Seconds: best of the repetitions (interleaved); `paired` is the median over repetitions of "
   "ORT's time / the engine's time in the same repetition (robust to a noisy machine).\n"
   % (CMDLINE.strip(), sh("git -C %s describe --always --dirty 2>/dev/null" % ROOT) or "?",
-     os.cpu_count(), cpu or platform.processor(), isa, sh("cc --version | head -1"),
+     machine.describe(), sh("cc --version | head -1"),
      platform.release(), sh("cut -d' ' -f1-3 /proc/loadavg"), peers.get("ort", "ONNX Runtime not run"),
      peers.get("torch", "PyTorch not run")))
 P("FMA peak (fp32, measured now): " + ", ".join("%d thread(s) %.1f GFLOP/s" % (t, g) for t, g in sorted(peak.items())) + ".\n")

@@ -1,7 +1,8 @@
 # 93-bench-smoke.sh - every benchmark script runs from this tree
 # (`make bench-smoke`): each one's --smoke run (tiny sizes, one
 # repetition) exits 0, prints its tables with emb's rows in them,
-# appends nothing to bench/RESULTS.md and leaves bench/seqlen.svg alone.
+# appends nothing to bench/RESULTS.md and leaves bench/seqlen.svg alone;
+# each names the machine as bench/machine.py does.
 # A peer runs when the reference venv (EMB_REFS, default build/refs;
 # scripts/install-refs --full) has its modules, and then its rows must be
 # there; when it does not, the script must say "skip" with what to run,
@@ -27,6 +28,12 @@ smoke() {
 	t_eq "$1 --smoke exits 0" "$s" 0
 	[ "$s" -eq 0 ] || sed -n '$p' "$T/$1.err" | sed 's/^/#   /'
 }
+# names_machine SCRIPT: its header names the CPU by bench/machine.py:
+# family, model and stepping, the instruction sets or their absence
+names_machine() {
+	t_grep "$1: the machine line (CPU family, model, instruction sets)" \
+		'[Mm]achine: [0-9]* CPUs, .* family [0-9?]* model [0-9?]* stepping [0-9?]*; .*\(avx2\|none of \).*\(no AVX-512\|avx512f\)' "$T/$1.out"
+}
 # peer SCRIPT NAME PATTERN MODULE...: with the modules, the output has a
 # line matching PATTERN; without, the script's stderr says it skipped NAME
 peer() {
@@ -40,7 +47,19 @@ peer() {
 	fi
 }
 
+# bench/machine.py on a CPU of the AVX-512 kind and on an empty file
+printf 'vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9R14\nstepping\t: 1\nflags\t\t: fpu avx2 fma f16c avx512f avx512bw avx512_vnni avx512_bf16\n\nprocessor\t: 1\n' > "$T/cpuinfo.zen4"
+: > "$T/cpuinfo.empty"
+for f in zen4 empty; do
+	(cd "$EMB_TOP/bench" && python3 -c 'import machine, sys; print(machine.describe(sys.argv[1]))' "$T/cpuinfo.$f") > "$T/machine.$f" 2>&1
+done
+t_grep "bench/machine.py: family, model, the AVX-512 flags, no AMX" \
+	' CPUs, AMD EPYC 9R14 (AuthenticAMD family 25 model 17 stepping 1; avx2 fma f16c avx512f avx512bw avx512_vnni avx512_bf16; no AMX)$' "$T/machine.zen4"
+t_grep "bench/machine.py: an unreadable or empty cpuinfo gives ? and says what is missing" \
+	' CPUs, ? (? family ? model ? stepping ?; none of avx2 fma f16c; no AVX-512; no AMX)$' "$T/machine.empty"
+
 smoke bench
+names_machine bench
 t_grep "bench: the texts table" '^### texts: 16 texts' "$T/bench.out"
 t_grep "bench: emb's end-to-end row" '^| emb-e2e | 1 | [0-9.]* |' "$T/bench.out"
 t_grep "bench: the W8A8 row" '^| emb-w8a8 | 1 | [0-9.]* |' "$T/bench.out"
@@ -50,6 +69,7 @@ peer bench "ONNX Runtime" '^| ort | 1 | [0-9.]* |' onnxruntime torch onnx numpy
 peer bench "PyTorch" '^| torch | 1 | [0-9.]* |' torch numpy onnx
 
 smoke bench-tokenize
+names_machine bench-tokenize
 for k in WordPiece byte-level-BPE Unigram; do
 	t_grep "bench-tokenize: the $k row" "^| [^|]* | $k | [0-9]* | [0-9]* |" "$T/bench-tokenize.out"
 done
@@ -57,6 +77,7 @@ t_grep "bench-tokenize: the regex scanner agrees with PCRE2" 'passages: .*identi
 peer bench-tokenize "Hugging Face tokenizers" '^| [^|]* | WordPiece | [0-9]* | [0-9]* | [0-9][0-9]* | [0-9][0-9]* |' tokenizers
 
 smoke bench-families
+names_machine bench-families
 t_grep "bench-families: the minilm-l6 row" '^| minilm-l6 | texts | fp32 | 1 | 8 |' "$T/bench-families.out"
 t_grep "bench-families: the peak RSS table" '^| minilm-l6 | texts | [0-9]* | [0-9]* |' "$T/bench-families.out"
 peer bench-families "PyTorch" '^Checked first: PyTorch reference' torch numpy onnx
@@ -64,6 +85,7 @@ peer bench-families "ONNX Runtime" '^| minilm-l6 | texts | fp32 | 1 | 8 | [0-9]*
 
 smoke bench-search
 if has numpy; then
+	names_machine bench-search
 	t_grep "bench-search: emb-search's row" '^| emb-search core (in process) | 1 |' "$T/bench-search.out"
 	t_grep "bench-search: exact ids as the reference's" 'emb-search 20 of 20 queries with the same 10 ids' "$T/bench-search.out"
 	t_grep "bench-search: the binary index's recall" '^| int8 | 1 | [0-9.]* |' "$T/bench-search.out"
@@ -76,6 +98,7 @@ fi
 smoke bench-real
 if EMB_REFS=$refs sh "$EMB_TOP/scripts/real-model" all-MiniLM-L6-v2 >/dev/null 2>&1; then
 	t_grep "bench-real: the texts table" '^### texts: 8 texts' "$T/bench-real.out"
+	names_machine bench-real
 	t_grep "bench-real: the FMA peak of the run" '^FMA peak (fp32, bench/fma-peak.c, this run): 1 thread' "$T/bench-real.out"
 	if grep -q '^flags.* avx512_bf16' /proc/cpuinfo; then
 		t_grep "bench-real: the bf16 dot product's ceiling of the run" '^bf16 dot product ceiling (vdpbf16ps, bench/fma-peak.c --bf16, this run): 1 thread(s) [0-9.]* GFLOP/s' "$T/bench-real.out"
@@ -98,6 +121,7 @@ else
 fi
 
 smoke bench-static
+names_machine bench-static
 t_grep "bench-static: emb's static row" '^| emb-encode --pool, static | 2 | [0-9.]* |' "$T/bench-static.out"
 t_grep "bench-static: where the time goes" '^Where emb.s time goes .*tokenize .*gather .*JSON out' "$T/bench-static.out"
 peer bench-static "model2vec" '^| model2vec [0-9.]* StaticModel.encode |' model2vec numpy
