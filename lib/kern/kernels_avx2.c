@@ -390,55 +390,105 @@ INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, __m256 mv,
 	return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
 }
 
-/* kernels.h's softmax or softmax_bf16 of one row (quintic a constant
- * after inlining), the scalar one's bits: partial sums i mod 16 in two
- * registers (as rmsnorm_avx2's) */
-INLINE float softmax_row(float *x, int n, float scale, int quintic)
+/* lanes [n, 8) of v set to -inf (n < 8) */
+INLINE __m256 neg_inf_past(__m256 v, int n)
 {
-	__m256 mx = _mm256_set1_ps(-INFINITY), s0 = _mm256_setzero_ps(), s1 = s0;
-	__m256 av, bv, mv;
-	float a = scale * EMB_LOG2E_F, m;
+	return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+	                        _mm256_castsi256_ps(lanes(n)));
+}
+
+/* the max of row x (n) */
+INLINE float row_max(const float *x, int n)
+{
+	__m256 mx = _mm256_set1_ps(-INFINITY);
 
 	for (int i = 0; i < n; i += 8) {
 		__m256 v = ld(x + i, n - i);
-		if (n - i < 8)
-			v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
-			                     _mm256_castsi256_ps(lanes(n - i)));
-		mx = _mm256_max_ps(mx, v);
+		mx = _mm256_max_ps(mx, n - i < 8 ? neg_inf_past(v, n - i) : v);
 	}
-	m = hmax(mx);
-	av = _mm256_set1_ps(a);
-	bv = _mm256_set1_ps(-(m * a));
-	mv = _mm256_set1_ps(m);
-	for (int i = 0; i < n; i += 16) {
+	return hmax(mx);
+}
+
+/*
+ * kernels.h's softmax or softmax_bf16 of one row x (n) of max m
+ * (quintic a constant after inlining), the scalar one's bits: partial
+ * sums i mod 16 in two registers (as rmsnorm_avx2's); returns 1 / the
+ * sum.  When there is a next row nx (n; nx NULL: none, a constant after
+ * inlining), its max is taken in the same loop (*nmax), so that no row
+ * of a block waits for its own max pass: the exponentials' chains keep
+ * the pipes busy meanwhile.
+ */
+INLINE float softmax_row(float *x, const float *nx, int n, float scale,
+                         float m, int quintic, float *nmax)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = s0;
+	__m256 n0 = _mm256_set1_ps(-INFINITY), n1 = n0;
+	float a = scale * EMB_LOG2E_F;
+	__m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(-(m * a));
+	__m256 mv = _mm256_set1_ps(m);
+	int i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m256 e0 = exp2_poly256(_mm256_loadu_ps(x + i), av, bv, mv,
+		                         quintic);
+		__m256 e1 = exp2_poly256(_mm256_loadu_ps(x + i + 8), av, bv, mv,
+		                         quintic);
+		if (nx) {
+			n0 = _mm256_max_ps(n0, _mm256_loadu_ps(nx + i));
+			n1 = _mm256_max_ps(n1, _mm256_loadu_ps(nx + i + 8));
+		}
+		_mm256_storeu_ps(x + i, e0);
+		_mm256_storeu_ps(x + i + 8, e1);
+		s0 = _mm256_add_ps(s0, e0);
+		s1 = _mm256_add_ps(s1, e1);
+	}
+	if (i < n) {            /* 1 to 15 left: masked */
 		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, bv, mv, quintic);
 		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, bv, mv,
 		                         quintic);
-		if (n - i < 16) {
-			e0 = _mm256_and_ps(e0, _mm256_castsi256_ps(lanes(n - i)));
-			e1 = _mm256_and_ps(e1, _mm256_castsi256_ps(lanes(n - i - 8)));
+		if (nx) {
+			__m256 v0 = ld(nx + i, n - i), v1 = ld(nx + i + 8, n - i - 8);
+			n0 = _mm256_max_ps(n0, n - i < 8 ? neg_inf_past(v0, n - i) : v0);
+			n1 = _mm256_max_ps(n1, neg_inf_past(v1, n - i - 8));
 		}
+		e0 = _mm256_and_ps(e0, _mm256_castsi256_ps(lanes(n - i)));
+		e1 = _mm256_and_ps(e1, _mm256_castsi256_ps(lanes(n - i - 8)));
 		st(x + i, e0, n - i);
 		if (n - i > 8)
 			st(x + i + 8, e1, n - i - 8);
 		s0 = _mm256_add_ps(s0, e0);
 		s1 = _mm256_add_ps(s1, e1);
 	}
+	if (nx)
+		*nmax = hmax(_mm256_max_ps(n0, n1));
 	return 1.0f / hsum(_mm256_add_ps(s0, s1));
+}
+
+/* softmax_row over rows (stride ld) of x */
+INLINE void softmax_rows(float *x, int ld, int rows, int n, float scale,
+                         float *inv, int quintic)
+{
+	float m = rows > 0 ? row_max(x, n) : 0.0f;
+
+	for (int r = 0; r + 1 < rows; r++) {
+		float *row = x + (size_t)r * ld;
+		inv[r] = softmax_row(row, row + ld, n, scale, m, quintic, &m);
+	}
+	if (rows > 0)
+		inv[rows - 1] = softmax_row(x + (size_t)(rows - 1) * ld, NULL, n,
+		                            scale, m, quintic, &m);
 }
 
 static void softmax_avx2(float *x, int ld, int rows, int n, float scale,
                          float *inv)
 {
-	for (int r = 0; r < rows; r++)
-		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 1);
+	softmax_rows(x, ld, rows, n, scale, inv, 1);
 }
 
 static void softmax_bf16_avx2(float *x, int ld, int rows, int n, float scale,
                               float *inv)
 {
-	for (int r = 0; r < rows; r++)
-		inv[r] = softmax_row(x + (size_t)r * ld, n, scale, 0);
+	softmax_rows(x, ld, rows, n, scale, inv, 0);
 }
 
 static void add_avx2(float *y, const float *x, int n)

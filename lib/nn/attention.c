@@ -310,15 +310,19 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 	else
 		k->gemm(s, lds, q, a->ldq, kp + (size_t)kb0 * dh, NULL, i1 - i0,
 		        kb1 - kb0, dh);
-	// each run of rows [i, e) with the same allowed keys [lo, hi): the
-	// softmax over those keys, zeros elsewhere
+	// each run of rows [i, e) whose allowed keys [lo, hi) are the same
+	// or move on by one key a row (d: windows away from the ends): the
+	// softmax over those keys (a block of row stride lds + d), zeros
+	// elsewhere
 	for (int i = i0, e; i < i1; i = e) {
 		float *row = s + (size_t)(i - i0) * lds, sc = a->scale;
-		int lo2, hi2;
+		int lo2, hi2, d = 0;
 		key_range(a, i, len, &lo, &hi);
 		for (e = i + 1; e < i1; e++) {
 			key_range(a, e, len, &lo2, &hi2);
-			if (lo2 != lo || hi2 != hi)
+			if (e == i + 1 && lo2 - lo == 1 && hi2 - hi == 1)
+				d = 1;
+			if (lo2 != lo + (e - i) * d || hi2 != hi + (e - i) * d)
 				break;
 		}
 		if (a->relbias) {   /* scores * scale + bias[h][j - r] */
@@ -327,17 +331,19 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 				                  (size_t)h * (2 * a->rel_max - 1) +
 				                  (a->rel_max - 1 - r);
 				float *rr = row + (size_t)(r - i) * lds;
-				for (int jj = lo; jj < hi; jj++)
+				int l = lo + (r - i) * d, u = hi + (r - i) * d;
+				for (int jj = l; jj < u; jj++)
 					rr[jj - kb0] = rr[jj - kb0] * a->scale + rb[jj];
 			}
 			sc = 1.0f;
 		}
-		(j->bf16 ? k->softmax_bf16 : k->softmax)(row + (lo - kb0), lds,
+		(j->bf16 ? k->softmax_bf16 : k->softmax)(row + (lo - kb0), lds + d,
 		                                         e - i, hi - lo, sc,
 		                                         inv + (i - i0));
 		for (int r = i; r < e; r++, row += lds) {
-			memset(row, 0, (size_t)(lo - kb0) * sizeof(float));
-			memset(row + (hi - kb0), 0, (size_t)(kb1 - hi) * sizeof(float));
+			int l = lo + (r - i) * d, u = hi + (r - i) * d;
+			memset(row, 0, (size_t)(l - kb0) * sizeof(float));
+			memset(row + (u - kb0), 0, (size_t)(kb1 - u) * sizeof(float));
 		}
 	}
 	// (e V) rows -> ctx, then each scaled by its 1 / sum(e)
