@@ -282,6 +282,23 @@ static void pv_bf16(const attn_job *j, float *c, int ldc, const float *s,
 		             kb1 - kb0);
 }
 
+/* x (n) *= f, eight at a time where it can (straight-line blocks the
+ * compiler turns into vector multiplies; the same product either way) */
+static void scale_row(float *x, float f, int n)
+{
+	int d = 0;
+
+	for (; d + 8 <= n; d += 8) {
+		float t[8];
+		memcpy(t, x + d, sizeof(t));
+		for (int e = 0; e < 8; e++)
+			t[e] *= f;
+		memcpy(x + d, t, sizeof(t));
+	}
+	for (; d < n; d++)
+		x[d] *= f;
+}
+
 /* queries [i0, i0 + ATTN_QB) of head h of sequence seq (its kv head
  * packed); s: this thread's scratch */
 static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
@@ -363,8 +380,7 @@ static void attn_block(const attn_job *j, int seq, int h, int i0, float *s,
 			        dh - p < 16 ? dh - p : 16, kb1 - kb0);
 	}
 	for (int i = 0; i < i1 - i0; i++)
-		for (int d = 0; d < dh; d++)
-			c[(size_t)i * ldc + d] *= inv[i];
+		scale_row(c + (size_t)i * ldc, inv[i], dh);
 }
 
 /* phase 2: tasks (sequence, head, block of ATTN_QB queries) */
