@@ -107,9 +107,10 @@ static void build(void)
 				tables[T_AMX].hamming8 = emb_kernels_avx2.hamming8;
 	}
 #endif
-	/* the search scan, the half conversions and the fp32 softmax of
-	 * the AVX-512 tables: AVX2's (every AVX-512 CPU has AVX2 and F16C;
-	 * the softmax gives the scalar bits, so every table the same) */
+	/* the search scan, the half conversions, the fp32 softmax and the
+	 * packer of the AVX-512 tables: AVX2's (every AVX-512 CPU has AVX2
+	 * and F16C; the softmax gives the scalar bits, the packer moves
+	 * them, so every table the same) */
 	for (int t = 0; t < T_N; t++) {
 #ifdef EMB_HAVE_AVX2
 		const emb_kernels *f = &emb_kernels_avx2;
@@ -122,6 +123,8 @@ static void build(void)
 			tables[t].find_ge = f->find_ge;
 		if (!tables[t].softmax)
 			tables[t].softmax = f->softmax;
+		if (!tables[t].pack)
+			tables[t].pack = f->pack;
 		if (!tables[t].f16_to_f32) {
 			tables[t].f16_to_f32 = f->f16_to_f32;
 			tables[t].add_f16 = f->add_f16;

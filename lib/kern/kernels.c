@@ -20,7 +20,8 @@ size_t emb_pack_size(int n, int k)
 }
 
 // W (n,k) row-major -> panels [n/16][k][16], zero padded
-void emb_pack_weights(float *wp, const float *w, int n, int k)
+// W (n,k) row stride ldw -> wp, packed (kernels.h)
+static void pack_scalar(float *wp, const float *w, int ldw, int n, int k)
 {
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
 
@@ -30,9 +31,14 @@ void emb_pack_weights(float *wp, const float *w, int n, int k)
 			for (int j = 0; j < EMB_PANEL; j++) {
 				int col = p * EMB_PANEL + j;
 				dst[(size_t)kk * EMB_PANEL + j] =
-					col < n ? w[(size_t)col * k + kk] : 0.0f;
+					col < n ? w[(size_t)col * ldw + kk] : 0.0f;
 			}
 	}
+}
+
+void emb_pack_weights(float *wp, const float *w, int n, int k)
+{
+	pack_scalar(wp, w, k, n, k);
 }
 
 // x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
@@ -292,6 +298,7 @@ const emb_kernels emb_kernels_scalar = {
 	.relu = relu_scalar,
 	.silu = silu_scalar,
 	.softmax = softmax_scalar,
+	.pack = pack_scalar,
 	.softmax_bf16 = softmax_bf16_scalar,
 	.add = add_scalar,
 	.dot = dot_scalar,

@@ -111,6 +111,10 @@ typedef struct emb_kernels {
 	 */
 	void (*softmax_bf16)(float *x, int ld, int rows, int n, float scale,
 	                     float *inv);
+	/* wp = W (n,k), row stride ldw >= k, packed as emb_pack_weights
+	 * packs it: the same floats, bit for bit (run-time packing: the
+	 * model's weights at load, attention's K) */
+	void (*pack)(float *wp, const float *w, int ldw, int n, int k);
 	/* y (n) += x (n) */
 	void (*add)(float *y, const float *x, int n);
 	/* a (n) . b (n) */

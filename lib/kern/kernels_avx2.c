@@ -491,6 +491,59 @@ static void softmax_bf16_avx2(float *x, int ld, int rows, int n, float scale,
 	softmax_rows(x, ld, rows, n, scale, inv, 0);
 }
 
+/* columns c..c+7 of rows r (8) in place: r[i] becomes column i, lanes
+ * the rows (an 8 x 8 transpose) */
+INLINE void transpose8(__m256 r[8])
+{
+	__m256 t[8], u[8];
+
+	for (int i = 0; i < 4; i++) {
+		t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+	for (int i = 0; i < 2; i++) {
+		u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+		u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+		u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+		u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+	}
+	for (int i = 0; i < 4; i++) {
+		r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+		r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+	}
+}
+
+// W (n,k) row stride ldw -> wp, packed (kernels.h): each panel's two
+// halves of 8 rows, 8 k at a time by an 8 x 8 transpose (rows past n
+// read as zeros), the k left over one by one
+static void pack_avx2(float *wp, const float *w, int ldw, int n, int k)
+{
+	for (int p = 0; p * EMB_PANEL < n; p++) {
+		float *dst = wp + (size_t)p * EMB_PANEL * k;
+		for (int h = 0; h < EMB_PANEL; h += 8) {
+			int rows = n - p * EMB_PANEL - h, kk = 0;
+			const float *src = rows > 0 ?
+			                   w + (size_t)(p * EMB_PANEL + h) * ldw : w;
+			rows = rows < 0 ? 0 : rows > 8 ? 8 : rows;
+			for (; kk + 8 <= k; kk += 8) {
+				__m256 r[8];
+				for (int i = 0; i < 8; i++)
+					r[i] = i < rows ? _mm256_loadu_ps(src + (size_t)i * ldw +
+					                                  kk) :
+					       _mm256_setzero_ps();
+				transpose8(r);
+				for (int i = 0; i < 8; i++)
+					_mm256_storeu_ps(dst + (size_t)(kk + i) * EMB_PANEL + h,
+					                 r[i]);
+			}
+			for (; kk < k; kk++)
+				for (int i = 0; i < 8; i++)
+					dst[(size_t)kk * EMB_PANEL + h + i] =
+						i < rows ? src[(size_t)i * ldw + kk] : 0.0f;
+		}
+	}
+}
+
 static void add_avx2(float *y, const float *x, int n)
 {
 	for (int i = 0; i < n; i += 8)
@@ -648,6 +701,7 @@ const emb_kernels emb_kernels_avx2 = {
 	.relu = relu_avx2,
 	.silu = silu_avx2,
 	.softmax = softmax_avx2,
+	.pack = pack_avx2,
 	.softmax_bf16 = softmax_bf16_avx2,
 	.add = add_avx2,
 	.dot = dot_avx2,

@@ -415,18 +415,10 @@ static void pack_rows(const attn_job *j, int seq, int p0, int p1, float *kv)
 	for (int p = p0; p < p1; p += 16) {
 		int nr = p1 - p < 16 ? p1 - p : 16;
 		const float *k = a->k + (size_t)(r0 + p) * a->ldk;
-		for (int h = 0; h < a->kv_heads; h++) {
-			// K rows [p, p+nr) of head h -> panel p/16 ([dh][16])
-			float *kp = kv + (size_t)h * each + (size_t)p * dh;
-			const float *kh = k + (size_t)h * dh;
-			for (int kk = 0; kk < dh; kk++, kp += 16) {
-				int c;
-				for (c = 0; c < nr; c++)
-					kp[c] = kh[(size_t)c * a->ldk + kk];
-				for (; c < 16; c++)
-					kp[c] = 0.0f;
-			}
-		}
+		// K rows [p, p+nr) of each head -> panel p/16 ([dh][16])
+		for (int h = 0; h < a->kv_heads; h++)
+			j->m->k->pack(kv + (size_t)h * each + (size_t)p * dh,
+			              k + (size_t)h * dh, a->ldk, nr, dh);
 	}
 	for (int r = p0; r < p1; r++) {
 		const float *v = a->v + (size_t)(r0 + r) * a->ldv;

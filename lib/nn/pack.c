@@ -141,8 +141,8 @@ static void pack_task(void *ctx, size_t begin, size_t end, int tid)
 		j->kt->bf16_pack_rows(j->wb + r0 * k2, j->w + r0 * (size_t)j->k,
 		                      j->k, (int)(r1 - r0), j->k);
 	else
-		emb_pack_weights(j->wp + r0 * (size_t)j->k,
-		                 j->w + r0 * (size_t)j->k, (int)(r1 - r0), j->k);
+		j->kt->pack(j->wp + r0 * (size_t)j->k, j->w + r0 * (size_t)j->k,
+		            j->k, (int)(r1 - r0), j->k);
 }
 
 /* W (n,k) -> wp (emb_pack_size(n, k) floats) or, wb not NULL, wb

@@ -138,6 +138,10 @@ int emb_pool(float *out, const float *tok, int n, int d, unsigned modes,
 
 int emb_dense_pack(emb_dense *dense, size_t n, emb_err *err)
 {
+	const emb_kernels *k = NULL;
+
+	if (n && emb_kernels_select(&k, err) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		emb_dense *dn = &dense[i];
 		size_t sz = emb_pack_size(dn->out, dn->in);
@@ -149,7 +153,7 @@ int emb_dense_pack(emb_dense *dense, size_t n, emb_err *err)
 		if (!(dn->wp = malloc(sz * sizeof(float))))
 			return emb_err_set(err, "out of memory");
 		// W (out, in) row-major -> panels (kern/kernels.h)
-		emb_pack_weights(dn->wp, dn->w, dn->out, dn->in);
+		k->pack(dn->wp, dn->w, dn->in, dn->out, dn->in);
 		free(dn->w);
 		dn->w = NULL;
 	}

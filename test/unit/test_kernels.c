@@ -67,6 +67,53 @@ Test(kernels, gemm_all_variants_odd_shapes)
 }
 
 /* SIMD GEMM vs the scalar kernel itself */
+/*
+ * every table's pack: W (n, k) with a row stride past k packed into the
+ * bits emb_pack_weights gives the same rows stored densely, NaN payloads,
+ * -0 and infinities included; whole and partial panels (n across 8 and
+ * 16), k across 8; nothing written past the packed size
+ */
+Test(kernels, pack_as_the_oracle)
+{
+	const emb_kernels *v[4];
+	int nv = tu_all_variants(v);
+	const int ns[] = { 1, 5, 8, 9, 15, 16, 17, 24, 31, 40 };
+	const int ks[] = { 1, 3, 7, 8, 9, 16, 31, 64, 67 };
+
+	for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+		for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
+			int n = ns[a], k = ks[b], ldw = k + 5;
+			size_t sz = emb_pack_size(n, k);
+			float *w = tu_rand_vec((size_t)n * ldw, 3.0f);
+			float *dense = malloc((size_t)n * k * sizeof(float));
+			float *want = malloc(sz * sizeof(float));
+			float *got = malloc((sz + 16) * sizeof(float));
+			uint32_t nan = 0x7fc01234u, neg0 = 0x80000000u;
+
+			cr_assert(dense && want && got);
+			memcpy(&w[0], &nan, 4);
+			memcpy(&w[(size_t)(n - 1) * ldw + k - 1], &neg0, 4);
+			w[(size_t)(n / 2) * ldw + k / 2] = -INFINITY;
+			for (int r = 0; r < n; r++)
+				memcpy(dense + (size_t)r * k, w + (size_t)r * ldw,
+				       (size_t)k * sizeof(float));
+			emb_pack_weights(want, dense, n, k);
+			for (int i = 0; i < nv; i++) {
+				for (size_t e = 0; e < sz + 16; e++)
+					got[e] = 777.0f;
+				v[i]->pack(got, w, ldw, n, k);
+				cr_assert(!memcmp(got, want, sz * sizeof(float)),
+				          "%s pack n=%d k=%d: not the oracle's bits",
+				          v[i]->name, n, k);
+				for (size_t e = sz; e < sz + 16; e++)
+					cr_assert(got[e] == 777.0f, "%s pack n=%d k=%d: "
+					          "written past the packed size",
+					          v[i]->name, n, k);
+			}
+			free(w); free(dense); free(want); free(got);
+		}
+}
+
 Test(kernels, gemm_simd_matches_scalar)
 {
 	const emb_kernels *v[4];
