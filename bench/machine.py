@@ -39,19 +39,18 @@ def cpuinfo(path="/proc/cpuinfo"):
 def describe(path="/proc/cpuinfo"):
     c = cpuinfo(path)
     flags = c.get("flags", "").split()
-    have = [f for f in FLAGS if f in flags]
+    isa = " ".join(f for f in FLAGS if f in flags)
+    parts = [isa or "none of " + " ".join(FLAGS[:3])]
     if "avx512f" not in flags:
-        have.append("no AVX-512")
+        parts.append("no AVX-512")
     if "amx_tile" not in flags:
-        have.append("no AMX")
+        parts.append("no AMX")
     if "hypervisor" in flags:
-        have.append("under a hypervisor")
+        parts.append("under a hypervisor")
     return "%d CPUs, %s (%s family %s model %s stepping %s; %s)" % (
         os.cpu_count() or 0, c.get("model name", "?"),
         c.get("vendor_id", "?"), c.get("cpu family", "?"),
-        c.get("model", "?"), c.get("stepping", "?"),
-        "; ".join([" ".join(f for f in have if " " not in f) or "none of " +
-                   " ".join(FLAGS[:3])] + [f for f in have if " " in f]))
+        c.get("model", "?"), c.get("stepping", "?"), "; ".join(parts))
 
 
 if __name__ == "__main__":

@@ -491,8 +491,8 @@ static void softmax_bf16_avx2(float *x, int ld, int rows, int n, float scale,
 	softmax_rows(x, ld, rows, n, scale, inv, 0);
 }
 
-/* columns c..c+7 of rows r (8) in place: r[i] becomes column i, lanes
- * the rows (an 8 x 8 transpose) */
+/* r (8 rows of 8) transposed in place: r[i] becomes column i, its
+ * lanes the rows */
 INLINE void transpose8(__m256 r[8])
 {
 	__m256 t[8], u[8];
