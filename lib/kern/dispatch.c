@@ -107,10 +107,9 @@ static void build(void)
 				tables[T_AMX].hamming8 = emb_kernels_avx2.hamming8;
 	}
 #endif
-	/* the search scan, the half conversions, the fp32 softmax and the
-	 * packer of the AVX-512 tables: AVX2's (every AVX-512 CPU has AVX2
-	 * and F16C; the softmax gives the scalar bits, the packer moves
-	 * them, so every table the same) */
+	/* the search scan, the half conversions and the packer of the
+	 * AVX-512 tables: AVX2's (every AVX-512 CPU has AVX2 and F16C; the
+	 * packer moves the bits, so every table the same) */
 	for (int t = 0; t < T_N; t++) {
 #ifdef EMB_HAVE_AVX2
 		const emb_kernels *f = &emb_kernels_avx2;
@@ -121,8 +120,6 @@ static void build(void)
 			continue;
 		if (!tables[t].find_ge)
 			tables[t].find_ge = f->find_ge;
-		if (!tables[t].softmax)
-			tables[t].softmax = f->softmax;
 		if (!tables[t].pack)
 			tables[t].pack = f->pack;
 		if (!tables[t].f16_to_f32) {

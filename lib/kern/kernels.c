@@ -148,14 +148,13 @@ static float fold16(float acc[16])
  * the oracle of the formula there; returns 1 / the sum */
 static float softmax_row(float *x, int n, float scale, int quintic)
 {
-	float mx = -INFINITY, a = scale * EMB_LOG2E_F, b, acc[16] = { 0 };
+	float mx = -INFINITY, a = scale * EMB_LOG2E_F, acc[16] = { 0 };
 
 	for (int i = 0; i < n; i++)
 		if (x[i] > mx)
 			mx = x[i];
-	b = -(mx * a);
 	for (int i = 0; i < n; i++) {
-		float t = quintic ? (x[i] - mx) * a : fmaf(x[i], a, b), r, f, p;
+		float t = (x[i] - mx) * a, r, f, p;
 		t = t > -125.0f ? t : -125.0f;
 		r = nearbyintf(t);
 		f = t - r;

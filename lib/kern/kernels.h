@@ -225,9 +225,8 @@ float emb_rmsnorm_sumsq(const float *x, int n);
 /*
  * The exponential of softmax and softmax_bf16, the one formula of every
  * version: with a = scale log2(e) and m = max(x), t = max((x - m) a,
- * -125) for softmax (the difference first: the max's t is exactly 0 and
- * no t is above 0, whatever the scores' magnitude) and
- * t = max(fma(x, a, -(m a)), -125) for softmax_bf16; n = t rounded to
+ * -125) (the difference first: the max's t is exactly 0 and no t is
+ * above 0, whatever the scores' magnitude); n = t rounded to
  * nearest even, f = t - n (exact), and e = 2^n p(f), p evaluated from
  * its highest coefficient down, each step a fused multiply-add, and the
  * scaling exact (e stays normal): softmax_bf16's p the cubic C3..C0, a

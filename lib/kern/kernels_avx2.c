@@ -359,15 +359,12 @@ static void silu_avx2(float *y, const float *x, const float *g, int n)
 }
 
 /* 8 lanes of kernels.h's softmax exponential of v (m the row's max):
- * the quintic from t = (v - m) a (softmax), or the cubic from t = v a +
- * b, b = -(m a) (softmax_bf16), a constant after inlining; 2^n goes into
- * the exponent bits (p in [0.7, 1.5] and e normal: the exact product) */
-INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 bv, __m256 mv,
-                           int quintic)
+ * t = (v - m) a, then the quintic (softmax) or the cubic (softmax_bf16),
+ * a constant after inlining; 2^n goes into the exponent bits (p in
+ * [0.7, 1.5] and e normal: the exact product) */
+INLINE __m256 exp2_poly256(__m256 v, __m256 av, __m256 mv, int quintic)
 {
-	__m256 t = _mm256_max_ps(quintic ?
-	                         _mm256_mul_ps(_mm256_sub_ps(v, mv), av) :
-	                         _mm256_fmadd_ps(v, av, bv),
+	__m256 t = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(v, mv), av),
 	                         _mm256_set1_ps(-125.0f));
 	__m256 r = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT |
 	                              _MM_FROUND_NO_EXC);
@@ -423,15 +420,14 @@ INLINE float softmax_row(float *x, const float *nx, int n, float scale,
 {
 	__m256 s0 = _mm256_setzero_ps(), s1 = s0;
 	__m256 n0 = _mm256_set1_ps(-INFINITY), n1 = n0;
-	float a = scale * EMB_LOG2E_F;
-	__m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(-(m * a));
+	__m256 av = _mm256_set1_ps(scale * EMB_LOG2E_F);
 	__m256 mv = _mm256_set1_ps(m);
 	int i = 0;
 
 	for (; i + 16 <= n; i += 16) {
-		__m256 e0 = exp2_poly256(_mm256_loadu_ps(x + i), av, bv, mv,
+		__m256 e0 = exp2_poly256(_mm256_loadu_ps(x + i), av, mv,
 		                         quintic);
-		__m256 e1 = exp2_poly256(_mm256_loadu_ps(x + i + 8), av, bv, mv,
+		__m256 e1 = exp2_poly256(_mm256_loadu_ps(x + i + 8), av, mv,
 		                         quintic);
 		if (nx) {
 			n0 = _mm256_max_ps(n0, _mm256_loadu_ps(nx + i));
@@ -443,8 +439,8 @@ INLINE float softmax_row(float *x, const float *nx, int n, float scale,
 		s1 = _mm256_add_ps(s1, e1);
 	}
 	if (i < n) {            /* 1 to 15 left: masked */
-		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, bv, mv, quintic);
-		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, bv, mv,
+		__m256 e0 = exp2_poly256(ld(x + i, n - i), av, mv, quintic);
+		__m256 e1 = exp2_poly256(ld(x + i + 8, n - i - 8), av, mv,
 		                         quintic);
 		if (nx) {
 			__m256 v0 = ld(nx + i, n - i), v1 = ld(nx + i + 8, n - i - 8);

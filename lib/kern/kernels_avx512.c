@@ -393,90 +393,110 @@ static void silu_avx512(float *y, const float *x, const float *g, int n)
 	}
 }
 
-/* 16 lanes of kernels.h's softmax_bf16 exponential from t = v a + b */
-INLINE __m512 exp2_cubic512(__m512 v, __m512 av, __m512 bv)
+/* 16 lanes of kernels.h's softmax exponential of v (m the row's max):
+ * t = (v - m) a, then the quintic (softmax) or the cubic (softmax_bf16),
+ * a constant after inlining; 2^n by one vscalefps (p in [0.7, 1.5] and
+ * e normal: the exact product, as the exponent-bits add of the others) */
+INLINE __m512 exp2_poly512(__m512 v, __m512 av, __m512 mv, int quintic)
 {
-	__m512 t = _mm512_max_ps(_mm512_fmadd_ps(v, av, bv),
+	__m512 t = _mm512_max_ps(_mm512_mul_ps(_mm512_sub_ps(v, mv), av),
 	                         _mm512_set1_ps(-125.0f));
 	__m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT |
 	                                   _MM_FROUND_NO_EXC);
-	__m512 f = _mm512_sub_ps(t, r);
-	__m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(
-		_mm512_set1_ps(EMB_EXP2_C3), f, _mm512_set1_ps(EMB_EXP2_C2)), f,
-		_mm512_set1_ps(EMB_EXP2_C1)), f, _mm512_set1_ps(EMB_EXP2_C0));
+	__m512 f = _mm512_sub_ps(t, r), p;
 
+	if (quintic) {
+		p = _mm512_fmadd_ps(_mm512_set1_ps(EMB_EXP2_F5), f,
+		                    _mm512_set1_ps(EMB_EXP2_F4));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_F3));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_F2));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_F1));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_F0));
+	} else {
+		p = _mm512_fmadd_ps(_mm512_set1_ps(EMB_EXP2_C3), f,
+		                    _mm512_set1_ps(EMB_EXP2_C2));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_C1));
+		p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(EMB_EXP2_C0));
+	}
 	return _mm512_scalef_ps(p, r);
 }
 
-/*
- * kernels.h's softmax_bf16 of row x, and of row y too when two (a
- * constant after inlining), the scalar one's bits: lane i mod 16 holds
- * partial sum i mod 16 (lanes past n add 0).  Two rows run as two
- * independent chains in one loop, so that one row's max and sum
- * reductions and loop exits overlap the other's exponentials (a row of
- * attention is only 10-20 vectors long).
- */
-INLINE void softmax_bf16_rows(float *x, float *y, int n, float a,
-                              float *inv, int two)
+/* the max of row x (n) */
+INLINE float row_max(const float *x, int n)
 {
-	__mmask16 mk = lanes(n % 16);
-	__m512 mx = _mm512_set1_ps(-INFINITY), my = mx, av = _mm512_set1_ps(a);
-	__m512 sx = _mm512_setzero_ps(), sy = sx, bx, by = sx;
-	int i = 0, nv = n / 16 * 16;
+	__m512 mx = _mm512_set1_ps(-INFINITY);
+	int i = 0;
 
-	for (; i < nv; i += 16) {
+	for (; i + 16 <= n; i += 16)
 		mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-		if (two)
-			my = _mm512_max_ps(my, _mm512_loadu_ps(y + i));
-	}
-	if (nv < n) {
-		mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_maskz_loadu_ps(mk, x + i));
-		if (two)
-			my = _mm512_mask_max_ps(my, mk, my,
-			                        _mm512_maskz_loadu_ps(mk, y + i));
-	}
-	bx = _mm512_set1_ps(-(_mm512_reduce_max_ps(mx) * a));
-	if (two)
-		by = _mm512_set1_ps(-(_mm512_reduce_max_ps(my) * a));
-	for (i = 0; i < nv; i += 16) {
-		__m512 e = exp2_cubic512(_mm512_loadu_ps(x + i), av, bx);
-		_mm512_storeu_ps(x + i, e);
-		sx = _mm512_add_ps(sx, e);
-		if (two) {
-			e = exp2_cubic512(_mm512_loadu_ps(y + i), av, by);
-			_mm512_storeu_ps(y + i, e);
-			sy = _mm512_add_ps(sy, e);
-		}
-	}
-	if (nv < n) {
-		__m512 e = _mm512_maskz_mov_ps(mk, exp2_cubic512(
-			_mm512_maskz_loadu_ps(mk, x + i), av, bx));
-		_mm512_mask_storeu_ps(x + i, mk, e);
-		sx = _mm512_add_ps(sx, e);
-		if (two) {
-			e = _mm512_maskz_mov_ps(mk, exp2_cubic512(
-				_mm512_maskz_loadu_ps(mk, y + i), av, by));
-			_mm512_mask_storeu_ps(y + i, mk, e);
-			sy = _mm512_add_ps(sy, e);
-		}
-	}
-	inv[0] = 1.0f / fold16(sx);
-	if (two)
-		inv[1] = 1.0f / fold16(sy);
+	if (i < n)
+		mx = _mm512_mask_max_ps(mx, lanes(n - i), mx,
+		                        _mm512_maskz_loadu_ps(lanes(n - i), x + i));
+	return _mm512_reduce_max_ps(mx);
 }
 
-/* kernels.h's softmax_bf16: rows in pairs, then a last odd one */
+/*
+ * kernels.h's softmax or softmax_bf16 of one row x (n) of max m
+ * (quintic a constant after inlining), the scalar one's bits: lane i
+ * holds partial sum i mod 16 (folded as the scalar tree); returns 1 /
+ * the sum.  When there is a next row nx (n; nx NULL: none, a constant
+ * after inlining), its max is taken in the same loop (*nmax), so that no
+ * row of a block waits for its own max pass (kernels_avx2.c's scheme).
+ */
+INLINE float softmax_row(float *x, const float *nx, int n, float scale,
+                         float m, int quintic, float *nmax)
+{
+	__m512 s = _mm512_setzero_ps(), nm = _mm512_set1_ps(-INFINITY);
+	__m512 av = _mm512_set1_ps(scale * EMB_LOG2E_F), mv = _mm512_set1_ps(m);
+	int i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512 e = exp2_poly512(_mm512_loadu_ps(x + i), av, mv, quintic);
+		if (nx)
+			nm = _mm512_max_ps(nm, _mm512_loadu_ps(nx + i));
+		_mm512_storeu_ps(x + i, e);
+		s = _mm512_add_ps(s, e);
+	}
+	if (i < n) {            /* 1 to 15 left: masked */
+		__mmask16 mk = lanes(n - i);
+		__m512 e = _mm512_maskz_mov_ps(mk, exp2_poly512(
+			_mm512_maskz_loadu_ps(mk, x + i), av, mv, quintic));
+		if (nx)
+			nm = _mm512_mask_max_ps(nm, mk, nm,
+			                        _mm512_maskz_loadu_ps(mk, nx + i));
+		_mm512_mask_storeu_ps(x + i, mk, e);
+		s = _mm512_add_ps(s, e);
+	}
+	if (nx)
+		*nmax = _mm512_reduce_max_ps(nm);
+	return 1.0f / fold16(s);
+}
+
+/* softmax_row over rows (stride ld) of x */
+INLINE void softmax_rows(float *x, int ld, int rows, int n, float scale,
+                         float *inv, int quintic)
+{
+	float m = rows > 0 ? row_max(x, n) : 0.0f;
+
+	for (int r = 0; r + 1 < rows; r++) {
+		float *row = x + (size_t)r * ld;
+		inv[r] = softmax_row(row, row + ld, n, scale, m, quintic, &m);
+	}
+	if (rows > 0)
+		inv[rows - 1] = softmax_row(x + (size_t)(rows - 1) * ld, NULL, n,
+		                            scale, m, quintic, &m);
+}
+
+static void softmax_avx512(float *x, int ld, int rows, int n, float scale,
+                           float *inv)
+{
+	softmax_rows(x, ld, rows, n, scale, inv, 1);
+}
+
 static void softmax_bf16_avx512(float *x, int ld, int rows, int n,
                                 float scale, float *inv)
 {
-	float a = scale * EMB_LOG2E_F;
-	int r = 0;
-
-	for (; r + 2 <= rows; r += 2)
-		softmax_bf16_rows(x + (size_t)r * ld, x + (size_t)(r + 1) * ld, n,
-		                  a, inv + r, 1);
-	if (r < rows)
-		softmax_bf16_rows(x + (size_t)r * ld, NULL, n, a, inv + r, 0);
+	softmax_rows(x, ld, rows, n, scale, inv, 0);
 }
 
 static void add_avx512(float *y, const float *x, int n)
@@ -566,6 +586,7 @@ const emb_kernels emb_kernels_avx512 = {
 	.gelu_tanh = gelu_tanh_avx512,
 	.relu = relu_avx512,
 	.silu = silu_avx512,
+	.softmax = softmax_avx512,
 	.softmax_bf16 = softmax_bf16_avx512,
 	.add = add_avx512,
 	.dot = dot_avx512,

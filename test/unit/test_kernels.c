@@ -670,10 +670,9 @@ static softmax_fn softmax_of(const emb_kernels *k, int quintic)
 
 /*
  * softmax and softmax_bf16: kernels.h's formula.  Every element within
- * its polynomial's error (softmax: 2.5e-7 relative, plus the rounding of
- * t, 2^-23 |t| ln 2; softmax_bf16: 8e-5) of 2^t for the exact
- * t = (x - m) a (softmax) or x a - m a (softmax_bf16; a, m a as floats)
- * and the returned value within 1e-6
+ * its polynomial's error (softmax: 2.5e-7 relative, softmax_bf16: 8e-5;
+ * plus the rounding of t, 2^-23 |t| ln 2) of 2^t for the exact
+ * t = (x - m) a (a as a float) and the returned value within 1e-6
  * of 1 / their sum; the normalized result within the same of
  * softmax(x scale) (softmax_bf16: 1.6e-4); every table's elements and
  * sum the scalar one's bits (rows up to 1000, tails of every length,
@@ -705,10 +704,9 @@ Test(kernels, softmax_formula_and_bits)
 			memcpy(e, x, n * sizeof(float));
 			softmax_of(&emb_kernels_scalar, q)(e, n, 1, n, 0.125f, &ie);
 			for (int i = 0; i < n; i++) {
-				double t = fmax(q ? ((double)x[i] - mxf) * a :
-				                (double)x[i] * a - (double)(mxf * a), -125);
+				double t = fmax(((double)x[i] - mxf) * a, -125);
 				double ref = exp2(t);
-				double tol = q ? 2.5e-7 + fabs(t) * 0x1p-23 * M_LN2 : 8e-5;
+				double tol = (q ? 2.5e-7 : 8e-5) + fabs(t) * 0x1p-23 * M_LN2;
 				cr_assert(fabs(e[i] - ref) <= tol * ref,
 				          "%s n=%d at %d: %g vs %g", what, n, i, e[i], ref);
 				sum += e[i];
@@ -718,7 +716,7 @@ Test(kernels, softmax_formula_and_bits)
 			for (int i = 0; i < n; i++) {
 				double p = exp(x[i] * 0.125 - mx) / tsum;
 				double t = x[i] * 0.125 * M_LOG2E - mx * M_LOG2E;
-				double tol = q ? 1.3e-6 + fabs(t) * 0x1p-24 * M_LN2 : 1.6e-4;
+				double tol = (q ? 1.3e-6 : 1.6e-4) + fabs(t) * 0x1p-24 * M_LN2;
 				cr_assert(fabs(e[i] * ie - p) <= tol * p + 1e-30,
 				          "%s n=%d at %d: %g vs %g", what, n, i, e[i] * ie, p);
 			}
@@ -737,10 +735,11 @@ Test(kernels, softmax_formula_and_bits)
 }
 
 /*
- * softmax on scores of any finite magnitude (a model's weights can make
- * them 1e9 or 1e30): the max's exponential exactly p(0) (F0, 1 + 2^-23),
- * every other one in [0, F0], 1 / sum finite, in every table the scalar bits; a row of equal
- * scores is uniform
+ * softmax and softmax_bf16 on scores of any finite magnitude (a model's
+ * weights can make them 1e9 or 1e30): the max's exponential exactly
+ * p(0) (F0, 1 + 2^-23; C0 for the cubic), every other one in [0, p(0)],
+ * 1 / sum finite, in every table the scalar bits; a row of equal scores
+ * is uniform
  */
 Test(kernels, softmax_huge_scores)
 {
@@ -748,33 +747,37 @@ Test(kernels, softmax_huge_scores)
 	int nv = tu_all_variants(v);
 	const float mags[] = { 3e9f, 1e20f, 3e38f };
 
+	for (int q = 0; q < 2; q++)
 	for (size_t k = 0; k < sizeof mags / sizeof mags[0]; k++)
 		for (int same = 0; same < 2; same++) {
 			enum { N = 37 };
+			const char *what = q ? "softmax" : "softmax_bf16";
 			float x[N], e[N], b[N], ie, ib;
+			float p0 = q ? EMB_EXP2_F0 : EMB_EXP2_C0;
 
 			for (int i = 0; i < N; i++)
 				x[i] = same ? mags[k] :
 				       mags[k] * (float)((i * 7) % N - 18) / 18;
 			memcpy(e, x, sizeof x);
-			emb_kernels_scalar.softmax(e, N, 1, N, 1.0f, &ie);
-			cr_assert(isfinite(ie) && ie > 0, "1/sum %g at %g", ie, mags[k]);
+			softmax_of(&emb_kernels_scalar, q)(e, N, 1, N, 1.0f, &ie);
+			cr_assert(isfinite(ie) && ie > 0, "%s: 1/sum %g at %g", what,
+			          ie, mags[k]);
 			for (int i = 0; i < N; i++) {
-				cr_assert(e[i] >= 0 && e[i] <= EMB_EXP2_F0, "e %a at %g",
+				cr_assert(e[i] >= 0 && e[i] <= p0, "%s: e %a at %g", what,
 				          e[i], mags[k]);
 				if (same || x[i] == mags[k])
-					cr_assert(e[i] == EMB_EXP2_F0, "the max's e %a at %g",
-					          e[i], mags[k]);
+					cr_assert(e[i] == p0, "%s: the max's e %a at %g",
+					          what, e[i], mags[k]);
 			}
 			if (same)
-				cr_assert(fabsf(ie * N * EMB_EXP2_F0 - 1) < 1e-6,
-				          "uniform: 1/sum %g", ie);
+				cr_assert(fabsf(ie * N * p0 - 1) < 1e-6,
+				          "%s uniform: 1/sum %g", what, ie);
 			for (int i = 0; i < nv; i++) {
 				memcpy(b, x, sizeof x);
-				v[i]->softmax(b, N, 1, N, 1.0f, &ib);
+				softmax_of(v[i], q)(b, N, 1, N, 1.0f, &ib);
 				cr_assert(!memcmp(e, b, sizeof e) && ie == ib,
-				          "%s softmax at %g: not the scalar bits",
-				          v[i]->name, mags[k]);
+				          "%s %s at %g: not the scalar bits",
+				          v[i]->name, what, mags[k]);
 			}
 		}
 }
