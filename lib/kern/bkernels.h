@@ -68,6 +68,10 @@ void emb_bf16_pack_cols(uint16_t *wb, const float *x, int ldx, int n, int k);
  * NULL */
 emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512(void);
 emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void);
+/* the AVX-512 BF16 versions (vcvtne2ps2bf16 rounds) when this build and
+ * CPU have them, else NULL */
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512bf16(void);
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512bf16(void);
 
 /*
  * y (m,n) = X (m,k) @ W (n,k)^T + b (n), the formula above; wb: W packed,

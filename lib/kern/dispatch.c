@@ -51,7 +51,10 @@ static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 	tables[t].bf16_name = g ? gn : a ? "avx2" : "scalar";
 	tables[t].bf16_pack_rows = emb_bf16_pack_rows;
 	tables[t].bf16_pack_cols = emb_bf16_pack_cols;
-	if (t >= T_AVX512 && emb_bf16_pack_rows_avx512()) {
+	if (t >= T_AVX512 && emb_bf16_pack_rows_avx512bf16()) {
+		tables[t].bf16_pack_rows = emb_bf16_pack_rows_avx512bf16();
+		tables[t].bf16_pack_cols = emb_bf16_pack_cols_avx512bf16();
+	} else if (t >= T_AVX512 && emb_bf16_pack_rows_avx512()) {
 		tables[t].bf16_pack_rows = emb_bf16_pack_rows_avx512();
 		tables[t].bf16_pack_cols = emb_bf16_pack_cols_avx512();
 	}

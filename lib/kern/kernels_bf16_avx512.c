@@ -9,8 +9,10 @@
  * bf16 pairs (vcvtne2ps2bf16, whose rounding is emb_f32_to_bf16_ftz's),
  * tiles of 8 rows x 32 columns (two panels: two zmm accumulators per row) and of 8 x
  * 16 for a last odd or partial panel, partial sums waiting in y.  Also
- * bkernels.h's packing of run-time operands, with that rounding done
- * in integer steps (AVX-512 F/BW/VL only, so any AVX-512 CPU runs it).
+ * bkernels.h's packing of run-time operands two ways: with that
+ * rounding done in integer steps (AVX-512 F/BW/VL only, so any AVX-512
+ * CPU runs it), and with vcvtne2ps2bf16 where the CPU has AVX512_BF16
+ * (the same bits, a fifth of the instructions).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -149,6 +151,66 @@ R512 static void pack_cols_avx512(uint16_t *wb, const float *x, int ldx,
 			__m512i o = kk + 1 < k ?
 				_mm512_maskz_loadu_epi32(mk, x0 + ldx) : z;
 			_mm512_storeu_si512((void *)wb, pairs(e, o));
+		}
+	}
+}
+
+/* bkernels.h's emb_bf16_pack_rows with vcvtne2ps2bf16 (AVX512_BF16),
+ * whose rounding is emb_f32_to_bf16_ftz's: each row's 32 elements
+ * rounded in one instruction, already in pair order (element 2g low,
+ * 2g + 1 high), then pack_rows_avx512's 16 x 16 transpose */
+BF16 static void pack_rows_bf16(uint16_t *wb, const float *w, int ldw,
+                                int n, int k)
+{
+	int k2 = (k + 1) / 2 * 2;
+
+	for (int p = 0; p < n; p += 16, wb += (size_t)16 * k2) {
+		int nr = n - p < 16 ? n - p : 16;
+		for (int kk = 0; kk < k; kk += 32) {
+			__mmask16 m0 = (__mmask16)(k - kk >= 16 ? 0xffff :
+			                           (1u << (k - kk)) - 1);
+			__mmask16 m1 = (__mmask16)(k - kk >= 32 ? 0xffff :
+			                           k - kk <= 16 ? 0 :
+			                           (1u << (k - kk - 16)) - 1);
+			int np = (k2 - kk) / 2 < 16 ? (k2 - kk) / 2 : 16;
+			__m512i r[16];
+
+			for (int c = 0; c < 16; c++) {
+				const float *src = w + (size_t)(p + c) * ldw + kk;
+				r[c] = c >= nr ? _mm512_setzero_si512() :
+				       (__m512i)_mm512_cvtne2ps_pbh(
+					       _mm512_maskz_loadu_ps(m1, src + 16),
+					       _mm512_maskz_loadu_ps(m0, src));
+			}
+			transpose16(r);
+			for (int g = 0; g < np; g++)
+				_mm512_storeu_si512((void *)(wb + (size_t)(kk + 2 * g) * 16),
+				                    r[g]);
+		}
+	}
+}
+
+/* bkernels.h's emb_bf16_pack_cols with vcvtne2ps2bf16: two X rows
+ * rounded in one instruction ([e0..e15, o0..o15]), then interleaved
+ * into pairs (e_c low, o_c high) by one vpermw */
+BF16 static void pack_cols_bf16(uint16_t *wb, const float *x, int ldx,
+                                int n, int k)
+{
+	static const uint16_t mix[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+		5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+		29, 14, 30, 15, 31 };
+	const __m512i ix = _mm512_loadu_si512((const void *)mix);
+	const __m512 z = _mm512_setzero_ps();
+
+	for (int p = 0; p < n; p += 16) {
+		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
+		                           (1u << (n - p)) - 1);
+		for (int kk = 0; kk < k; kk += 2, wb += 32) {
+			const float *x0 = x + (size_t)kk * ldx + p;
+			__m512 e = _mm512_maskz_loadu_ps(mk, x0);
+			__m512 o = kk + 1 < k ? _mm512_maskz_loadu_ps(mk, x0 + ldx) : z;
+			_mm512_storeu_si512((void *)wb, _mm512_permutexvar_epi16(ix,
+				(__m512i)_mm512_cvtne2ps_pbh(o, e)));
 		}
 	}
 }
@@ -327,6 +389,22 @@ emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void)
 	return emb_cpu_features() & EMB_CPU_AVX512 ? pack_cols_avx512 : NULL;
 }
 
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512bf16(void)
+{
+	unsigned f = emb_cpu_features();
+
+	return (f & EMB_CPU_AVX512) && (f & EMB_CPU_AVX512BF16) ?
+	       pack_rows_bf16 : NULL;
+}
+
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512bf16(void)
+{
+	unsigned f = emb_cpu_features();
+
+	return (f & EMB_CPU_AVX512) && (f & EMB_CPU_AVX512BF16) ?
+	       pack_cols_bf16 : NULL;
+}
+
 #else
 emb_gemm_bf16_fn emb_gemm_bf16_avx512(void)
 {
@@ -339,6 +417,16 @@ emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512(void)
 }
 
 emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512(void)
+{
+	return NULL;
+}
+
+emb_bf16_pack_rows_fn emb_bf16_pack_rows_avx512bf16(void)
+{
+	return NULL;
+}
+
+emb_bf16_pack_cols_fn emb_bf16_pack_cols_avx512bf16(void)
 {
 	return NULL;
 }

@@ -205,6 +205,14 @@ Test(bf16, avx512_packing_equals_scalar)
 	              "avx512");
 }
 
+Test(bf16, avx512bf16_packing_equals_scalar)
+{
+	if (!emb_bf16_pack_rows_avx512bf16() || !emb_bf16_pack_cols_avx512bf16())
+		cr_skip_test("no AVX-512 BF16 in this build or CPU");
+	check_pack_rt(emb_bf16_pack_rows_avx512bf16(),
+	              emb_bf16_pack_cols_avx512bf16(), "avx512bf16");
+}
+
 typedef struct prob {
 	int m, n, k, ldx;
 	float *x, *w, *b;
