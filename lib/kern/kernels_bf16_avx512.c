@@ -27,8 +27,14 @@
 #define BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define INL static inline __attribute__((always_inline))
 #define MR 8            /* rows per tile */
-#define KB 256          /* k per block (even) */
-#define MC 48           /* rows per block (the rounded block: 24 KiB) */
+/* k per block (even) and rows per block (the rounded block: 192 KiB, in
+ * L2): the linear layers' calls (96 rows, k up to 1024 for most widths)
+ * in one block, so that the partial sums never make a pass through y
+ * (a 96 x 6144 block of y is 2.4 MB, past L2) and the weights stream
+ * once a call; against 256 and 48: Qwen3-0.6B-wide layers 0.87-0.95x
+ * the time (bench/RESULTS.md, "AVX-512 on a Zen 5") */
+#define KB 1024
+#define MC 96
 
 #define R512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 

@@ -341,7 +341,10 @@ static void check_kernel(emb_gemm_bf16_fn f, const char *what)
 {
 	int ms[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13, 17 };
 	int ns[] = { 1, 15, 16, 17, 33, 64, 130 };
-	int ks[] = { 1, 2, 3, 64, 255, 256, 257, 600 };
+	/* k across the kernels' k blocks (256 in AVX2's, 1024 in AVX-512
+	 * BF16's) */
+	int ks[] = { 1, 2, 3, 64, 255, 256, 257, 600, 1023, 1024, 1025, 2100 };
+	int mbig[] = { 47, 48, 49, 95, 96, 97, 150, 193 };
 	prob p;
 
 	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
@@ -351,6 +354,13 @@ static void check_kernel(emb_gemm_bf16_fn f, const char *what)
 				check_same(f, &p, ms[r], ns[c], 0, (int)(r + c) % 2, what);
 		check_same(f, &p, 13, 130 - 16, 1, 1, what);
 		check_same(f, &p, 6, 130 - 48, 3, 0, what);
+		prob_free(&p);
+	}
+	/* m across the kernels' row blocks (48 rows, 96) */
+	for (int k = 300; k <= 1100; k += 800) {
+		prob_make(&p, 193, 40, k);
+		for (size_t r = 0; r < sizeof(mbig) / sizeof(mbig[0]); r++)
+			check_same(f, &p, mbig[r], 40, 0, (int)r % 2, what);
 		prob_free(&p);
 	}
 	/* special values in x: NaN, infinities, subnormals, exact zeros */
