@@ -98,48 +98,61 @@ R512 INL void transpose16(__m512i r[16])
 	}
 }
 
-/* bkernels.h's emb_bf16_pack_rows: W (n,k) rows ldw apart; 16 rows x
- * 32 elements at a time: each row's 16 pairs rounded, then the 16 x 16
- * pairs transposed so that each pair's 16 rows are one 64-byte line */
-R512 static void pack_rows_avx512(uint16_t *wb, const float *w, int ldw,
-                                  int n, int k)
+/* a row's 16 pairs from its 32 floats at src (lanes past masks m0, m1
+ * read as 0), pair g in lane g (element 2g low): rounded in integer
+ * steps, any AVX-512 CPU (the high halves of the rounded lanes, in
+ * order) ... */
+R512 INL __m512i row_pairs_int(const float *src, __mmask16 m0, __mmask16 m1)
 {
 	static const uint16_t odd[32] = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
 		21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43, 45, 47, 49, 51,
 		53, 55, 57, 59, 61, 63 };
-	const __m512i hi = _mm512_loadu_si512((const void *)odd);
-	int k2 = (k + 1) / 2 * 2;
 
-	for (int p = 0; p < n; p += 16, wb += (size_t)16 * k2) {
-		int nr = n - p < 16 ? n - p : 16;
-		for (int kk = 0; kk < k; kk += 32) {
-			__mmask16 m0 = (__mmask16)(k - kk >= 16 ? 0xffff :
-			                           (1u << (k - kk)) - 1);
-			__mmask16 m1 = (__mmask16)(k - kk >= 32 ? 0xffff :
-			                           k - kk <= 16 ? 0 :
-			                           (1u << (k - kk - 16)) - 1);
-			int np = (k2 - kk) / 2 < 16 ? (k2 - kk) / 2 : 16;
-			__m512i r[16];
-
-			for (int c = 0; c < 16; c++) {
-				const float *src = w + (size_t)(p + c) * ldw + kk;
-				if (c >= nr) {
-					r[c] = _mm512_setzero_si512();
-					continue;
-				}
-				// row c's pairs kk/2 .. kk/2+15: the high halves
-				// of the rounded lanes, in order
-				r[c] = _mm512_permutex2var_epi16(
-					round_hi(_mm512_maskz_loadu_epi32(m0, src)), hi,
-					round_hi(_mm512_maskz_loadu_epi32(m1, src + 16)));
-			}
-			transpose16(r);
-			for (int g = 0; g < np; g++)
-				_mm512_storeu_si512((void *)(wb + (size_t)(kk + 2 * g) * 16),
-				                    r[g]);
-		}
-	}
+	return _mm512_permutex2var_epi16(
+		round_hi(_mm512_maskz_loadu_epi32(m0, src)),
+		_mm512_loadu_si512((const void *)odd),
+		round_hi(_mm512_maskz_loadu_epi32(m1, src + 16)));
 }
+
+/* ... or by one vcvtne2ps2bf16 (AVX512_BF16), whose rounding is
+ * emb_f32_to_bf16_ftz's and whose output is already in pair order */
+BF16 INL __m512i row_pairs_cvt(const float *src, __mmask16 m0, __mmask16 m1)
+{
+	return (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, src + 16),
+	                                    _mm512_maskz_loadu_ps(m0, src));
+}
+
+/* bkernels.h's emb_bf16_pack_rows: W (n,k) rows ldw apart; 16 rows x
+ * 32 elements at a time: each row's 16 pairs rounded (ROW, one of the
+ * above), then the 16 x 16 pairs transposed so that each pair's 16 rows
+ * are one 64-byte line; NAME, of target TGT: one function per ROW */
+#define PACK_ROWS(NAME, TGT, ROW) \
+TGT static void NAME(uint16_t *wb, const float *w, int ldw, int n, int k) \
+{ \
+	int k2 = (k + 1) / 2 * 2; \
+	for (int p = 0; p < n; p += 16, wb += (size_t)16 * k2) { \
+		int nr = n - p < 16 ? n - p : 16; \
+		for (int kk = 0; kk < k; kk += 32) { \
+			__mmask16 m0 = (__mmask16)(k - kk >= 16 ? 0xffff : \
+			                           (1u << (k - kk)) - 1); \
+			__mmask16 m1 = (__mmask16)(k - kk >= 32 ? 0xffff : \
+			                           k - kk <= 16 ? 0 : \
+			                           (1u << (k - kk - 16)) - 1); \
+			int np = (k2 - kk) / 2 < 16 ? (k2 - kk) / 2 : 16; \
+			__m512i r[16]; \
+			for (int c = 0; c < 16; c++) \
+				r[c] = c >= nr ? _mm512_setzero_si512() : \
+				       ROW(w + (size_t)(p + c) * ldw + kk, m0, m1); \
+			transpose16(r); \
+			for (int g = 0; g < np; g++) \
+				_mm512_storeu_si512((void *)(wb + (size_t)(kk + 2 * g) * \
+				                             16), r[g]); \
+		} \
+	} \
+}
+PACK_ROWS(pack_rows_avx512, R512, row_pairs_int)
+PACK_ROWS(pack_rows_bf16, BF16, row_pairs_cvt)
+#undef PACK_ROWS
 
 /* bkernels.h's emb_bf16_pack_cols: W = X^T, X (k,n) rows ldx apart; a
  * pair of X rows per 64 bytes written */
@@ -157,41 +170,6 @@ R512 static void pack_cols_avx512(uint16_t *wb, const float *x, int ldx,
 			__m512i o = kk + 1 < k ?
 				_mm512_maskz_loadu_epi32(mk, x0 + ldx) : z;
 			_mm512_storeu_si512((void *)wb, pairs(e, o));
-		}
-	}
-}
-
-/* bkernels.h's emb_bf16_pack_rows with vcvtne2ps2bf16 (AVX512_BF16),
- * whose rounding is emb_f32_to_bf16_ftz's: each row's 32 elements
- * rounded in one instruction, already in pair order (element 2g low,
- * 2g + 1 high), then pack_rows_avx512's 16 x 16 transpose */
-BF16 static void pack_rows_bf16(uint16_t *wb, const float *w, int ldw,
-                                int n, int k)
-{
-	int k2 = (k + 1) / 2 * 2;
-
-	for (int p = 0; p < n; p += 16, wb += (size_t)16 * k2) {
-		int nr = n - p < 16 ? n - p : 16;
-		for (int kk = 0; kk < k; kk += 32) {
-			__mmask16 m0 = (__mmask16)(k - kk >= 16 ? 0xffff :
-			                           (1u << (k - kk)) - 1);
-			__mmask16 m1 = (__mmask16)(k - kk >= 32 ? 0xffff :
-			                           k - kk <= 16 ? 0 :
-			                           (1u << (k - kk - 16)) - 1);
-			int np = (k2 - kk) / 2 < 16 ? (k2 - kk) / 2 : 16;
-			__m512i r[16];
-
-			for (int c = 0; c < 16; c++) {
-				const float *src = w + (size_t)(p + c) * ldw + kk;
-				r[c] = c >= nr ? _mm512_setzero_si512() :
-				       (__m512i)_mm512_cvtne2ps_pbh(
-					       _mm512_maskz_loadu_ps(m1, src + 16),
-					       _mm512_maskz_loadu_ps(m0, src));
-			}
-			transpose16(r);
-			for (int g = 0; g < np; g++)
-				_mm512_storeu_si512((void *)(wb + (size_t)(kk + 2 * g) * 16),
-				                    r[g]);
 		}
 	}
 }
