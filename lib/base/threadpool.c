@@ -22,6 +22,7 @@
  *   announcement, so the fast path takes no lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,6 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/threadpool.h"
+
+/* bytes of stack each worker gets (see emb_threads_new) */
+#define EMB_THREAD_STACK ((size_t)8 << 20)
 
 struct emb_threads {
 	int n;                  /* threads in all, the caller included */
@@ -207,19 +211,32 @@ int emb_threads_new(emb_threads **out, int n, emb_err *err)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	/* stacks of EMB_THREAD_STACK whatever the C library's default (musl's
+	 * is 128 KiB): a kernel may keep a block of a few hundred KiB on its
+	 * stack (the AVX-512 BF16 GEMM's rounded activations: 192 KiB) */
+	pthread_attr_t attr, *ap = NULL;
+	if (!pthread_attr_init(&attr)) {
+		ap = &attr;
+		if (pthread_attr_setstacksize(&attr, EMB_THREAD_STACK))
+			pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+	}
 	for (int i = 1; i < n; i++) {
 		worker_arg *wa = malloc(sizeof(*wa));
 		int rc;
 		if (!wa) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (ap)
+				pthread_attr_destroy(ap);
 			emb_threads_free(tp);
 			return emb_err_set(err, "out of memory");
 		}
 		wa->tp = tp;
 		wa->tid = i;
-		rc = pthread_create(&tp->th[i], NULL, worker, wa);
+		rc = pthread_create(&tp->th[i], ap, worker, wa);
 		if (rc) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (ap)
+				pthread_attr_destroy(ap);
 			free(wa);
 			emb_threads_free(tp);
 			return emb_err_set(err, "cannot start thread: %s", strerror(rc));
@@ -227,6 +244,8 @@ int emb_threads_new(emb_threads **out, int n, emb_err *err)
 		tp->started = i;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ap)
+		pthread_attr_destroy(ap);
 	*out = tp;
 	return 0;
 }

@@ -17,7 +17,8 @@ typedef void (*emb_task_fn)(void *ctx, size_t begin, size_t end, int tid);
 
 /* number of CPUs this process may run on (at least 1) */
 int emb_online_cpus(void);
-/* n threads in all (the caller's counts as one: n - 1 are started).
+/* n threads in all (the caller's counts as one: n - 1 are started,
+ * each with an 8 MiB stack whatever the C library's default).
  * *out: new, emb_threads_free. */
 int emb_threads_new(emb_threads **out, int n, emb_err *err);
 void emb_threads_free(emb_threads *tp);

@@ -53,10 +53,12 @@ static void tp_register(const char *name, void (*fn)(void))
 #else
 #include <criterion/criterion.h>
 #endif
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "nn/nn-internal.h"
 
 typedef struct count_job {
@@ -235,3 +237,43 @@ int main(void)
 	return failed != 0;
 }
 #endif
+
+typedef struct stack_job {
+	atomic_size_t size[2];  /* per tid: its stack's size, 0 not seen */
+} stack_job;
+
+static void stack_task(void *ctx, size_t b, size_t e, int tid)
+{
+	stack_job *j = ctx;
+	pthread_attr_t a;
+	size_t sz = 0;
+	struct timespec ts = { 0, 200000 };
+
+	(void)b;
+	(void)e;
+	if (tid < 0 || tid > 1 || pthread_getattr_np(pthread_self(), &a))
+		return;
+	pthread_attr_getstacksize(&a, &sz);
+	pthread_attr_destroy(&a);
+	atomic_store(&j->size[tid], sz);
+	nanosleep(&ts, NULL);   /* leave the other thread an item */
+}
+
+/* a worker's stack is 8 MiB whatever the C library's default or the
+ * stack limit (kernels keep blocks of a few hundred KiB there) */
+Test(threadpool, worker_stacks)
+{
+	emb_threads *tp;
+	emb_err err;
+	stack_job j;
+
+	cr_assert_eq(emb_threads_new(&tp, 2, &err), 0, "%s", err.msg);
+	atomic_init(&j.size[0], 0);
+	atomic_init(&j.size[1], 0);
+	for (int rep = 0; rep < 200 && !atomic_load(&j.size[1]); rep++)
+		emb_threads_for(tp, 8, 1, stack_task, &j);
+	emb_threads_free(tp);
+	cr_assert(atomic_load(&j.size[1]) > 0, "the worker never ran an item");
+	cr_assert(atomic_load(&j.size[1]) >= (size_t)8 << 20,
+	          "worker stack %zu bytes", atomic_load(&j.size[1]));
+}
