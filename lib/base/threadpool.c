@@ -22,7 +22,6 @@
  *   announcement, so the fast path takes no lock.
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -217,8 +216,10 @@ int emb_threads_new(emb_threads **out, int n, emb_err *err)
 	pthread_attr_t attr, *ap = NULL;
 	if (!pthread_attr_init(&attr)) {
 		ap = &attr;
-		if (pthread_attr_setstacksize(&attr, EMB_THREAD_STACK))
-			pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+		if (pthread_attr_setstacksize(&attr, EMB_THREAD_STACK)) {
+			pthread_attr_destroy(&attr);    /* the default, then */
+			ap = NULL;
+		}
 	}
 	for (int i = 1; i < n; i++) {
 		worker_arg *wa = malloc(sizeof(*wa));
