@@ -326,8 +326,9 @@ static int replace(tk_str *s, tk_str *t, const tk_pattern *p,
 		for (k = 0; k < cn; k++) {
 			/* the last matched character; for an empty match the
 			 * one before it (at the start: an empty span where the
-			 * text starts, as HF's (0, 0) in the slice) */
-			int32_t oa = s->o[0], ob = s->o[0];
+			 * text starts, as HF's (0, 0) in the slice; 0 when
+			 * the string is empty, with no alignment to read) */
+			int32_t oa = s->n ? s->o[0] : 0, ob = oa;
 			if (b > 0) {
 				oa = s->o[2 * (b - 1)];
 				ob = s->o[2 * (b - 1) + 1];

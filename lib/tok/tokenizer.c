@@ -526,7 +526,13 @@ int emb_tokenize(emb_encoding *enc, const emb_tokenizer *tok,
 			goto out;
 		}
 	}
-	if (enc_reserve(enc, n[0] + n[1] + nspec + 1) < 0) {
+	/* room for what the loops below put: a template may name a
+	 * sequence more than once (each time all of its tokens, as Hugging
+	 * Face's TemplateProcessing does) */
+	total = specials ? 0 : n[0] + n[1];
+	for (k = 0; k < ntpl; k++)
+		total += tpl[k].seq < 0 ? tpl[k].n : n[tpl[k].seq];
+	if (enc_reserve(enc, total + 1) < 0) {
 		emb_err_set(err, "out of memory");
 		goto out;
 	}
