@@ -242,28 +242,47 @@ static void prof_busy(emb_prof *p, int tid, const emb_linear *l, double sec)
 	emb_prof_busy(p, tid, prof_what(l), l->in, l->out, sec);
 }
 
+/* linear_i8's scratch slice per thread for a layer of IN inputs:
+ * GEMM_RB rows of kp bytes + a scale and a zero point each, rounded to
+ * cache lines */
+static size_t i8_slice(int in)
+{
+	size_t kp = ((size_t)in + 3) / 4 * 4;
+
+	return ((size_t)GEMM_RB * (kp + 8) + 63) / 64 * 64;
+}
+
+int emb_linear_i8_reserve(emb_model *m, int in, emb_err *err)
+{
+	size_t nt = (size_t)emb_threads_count(m->tp);
+	/* a slice per thread, then nt tags */
+	size_t need = i8_slice(in) * nt + nt * sizeof(int);
+
+	if (need <= m->q8_cap)
+		return 0;
+	free(m->q8);
+	m->q8_cap = 0;
+	if (!(m->q8 = aligned_alloc(64, (need + 63) / 64 * 64)))
+		return emb_err_set(err, "out of memory (int8 scratch)");
+	m->q8_cap = need;
+	return 0;
+}
+
 /* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
- * caller runs it in float) */
+ * caller runs it in float: only layers that kept fp32 panels, as the
+ * scratch of every W8A8 layer is reserved when it is made) */
 static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
                      int ldx, int rows, const emb_linear *l, int kact)
 {
 	int nt = emb_threads_count(m->tp);
 	int rb = (rows + GEMM_RB - 1) / GEMM_RB, np = (l->out + 15) / 16;
 	int kp = (l->in + 3) / 4 * 4, want = 4 * nt, ncg, pg;
-	/* per thread: GEMM_RB rows of kp bytes + a scale and a zero point
-	 * each, rounded to cache lines; then nt tags */
-	size_t slice = ((size_t)GEMM_RB * ((size_t)kp + 8) + 63) / 64 * 64;
-	size_t need = slice * (size_t)nt + (size_t)nt * sizeof(int);
+	size_t slice = i8_slice(l->in);
 	double t0;
 	i8_job j;
 
-	if (need > m->q8_cap) {
-		free(m->q8);
-		m->q8_cap = 0;
-		if (!(m->q8 = aligned_alloc(64, (need + 63) / 64 * 64)))
-			return -1;
-		m->q8_cap = need;
-	}
+	if (emb_linear_i8_reserve(m, l->in, NULL))
+		return -1;
 	/* column groups so that there are enough tasks for every thread;
 	 * multiples of 4 panels (the kernel's column block) where possible */
 	ncg = rb >= want ? 1 : (want + rb - 1) / rb;

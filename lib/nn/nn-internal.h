@@ -428,6 +428,10 @@ void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
  * a row-block task), bit for bit what emb_linear_act_fwd gives; scratch:
  * emb_linear_i8_scratch(l, rows) bytes, 4-byte aligned */
 size_t emb_linear_i8_scratch(const emb_linear *l, int rows);
+/* the model's int8 scratch (m->q8) grown for a W8A8 layer of IN inputs
+ * at the model's thread count, so that its forward never needs more; 0
+ * or -1 (out of memory) */
+int emb_linear_i8_reserve(emb_model *m, int in, emb_err *err);
 void emb_linear_i8_rows(const emb_model *m, float *y, int ldy,
                         const float *x, int ldx, int rows,
                         const emb_linear *l, int kact, uint8_t *scratch);

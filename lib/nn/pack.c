@@ -40,7 +40,7 @@ static void i8_task(void *ctx, size_t begin, size_t end, int tid)
 		int32_t sum = 0;
 		for (size_t kk = 0; kk < k; kk++) {
 			float v = (float)j->q[r * k + kk] * j->ws[r];
-			/* the float copy (fallback) reads unsmoothed inputs */
+			/* the float copy (W8's panels) reads unsmoothed inputs */
 			j->w[r * k + kk] = j->xcs ? v * j->xcs[kk] : v;
 			sum += j->q[r * k + kk];
 		}
@@ -188,8 +188,18 @@ int emb_linear_make(emb_linear *out, emb_model *m, float *w, const float *wf,
                     int n, int k, size_t psize, int from_i8,
                     const emb_norm *from, emb_err *err)
 {
-	return linear_int8(out, m, w, n, k, from_i8, from, err) ||
-	       linear_pack(out, m, w ? w : wf, n, k, psize, err) ? -1 : 0;
+	if (linear_int8(out, m, w, n, k, from_i8, from, err))
+		return -1;
+	if (out->wq) {
+		/* W8A8: the int8 panels are all its forward reads (its
+		 * scratch reserved now, so that no float fallback is needed):
+		 * no fp32 panels (as many bytes again as the checkpoint, and
+		 * their page faults at load) */
+		out->wp = NULL;
+		out->wb = NULL;
+		return emb_linear_i8_reserve(m, k, err);
+	}
+	return linear_pack(out, m, w ? w : wf, n, k, psize, err);
 }
 
 int emb_linear_make_parts(emb_linear *out, emb_model *m, int nparts,
