@@ -484,6 +484,7 @@ Test(i8, linear_act_fused_equals_two_passes)
 	cr_assert_eq(emb_model_linear_cat(&L, m, 1, wn, bn, outs, H, NULL, &err), 0,
 	             "%s", err.msg);
 	cr_assert(L.wq, "the layer has int8 panels (W8A8)");
+	cr_assert(!L.wp && !L.wb, "W8A8 keeps no float panels beside them");
 	for (int i = 0; i < 203 * H; i++)
 		x[i] = frand() * 2;
 	for (int a = 0; a < 3; a++)
