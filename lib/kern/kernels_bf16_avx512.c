@@ -154,50 +154,46 @@ PACK_ROWS(pack_rows_avx512, R512, row_pairs_int)
 PACK_ROWS(pack_rows_bf16, BF16, row_pairs_cvt)
 #undef PACK_ROWS
 
-/* bkernels.h's emb_bf16_pack_cols: W = X^T, X (k,n) rows ldx apart; a
- * pair of X rows per 64 bytes written */
-R512 static void pack_cols_avx512(uint16_t *wb, const float *x, int ldx,
-                                  int n, int k)
+/* the bf16 pairs of two rows' 16 lanes, e's element low and o's high:
+ * rounded in integer steps (any AVX-512 CPU) ... */
+R512 INL __m512i col_pairs_int(__m512 e, __m512 o)
 {
-	const __m512i z = _mm512_setzero_si512();
-
-	for (int p = 0; p < n; p += 16) {
-		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
-		                           (1u << (n - p)) - 1);
-		for (int kk = 0; kk < k; kk += 2, wb += 32) {
-			const float *x0 = x + (size_t)kk * ldx + p;
-			__m512i e = _mm512_maskz_loadu_epi32(mk, x0);
-			__m512i o = kk + 1 < k ?
-				_mm512_maskz_loadu_epi32(mk, x0 + ldx) : z;
-			_mm512_storeu_si512((void *)wb, pairs(e, o));
-		}
-	}
+	return pairs(_mm512_castps_si512(e), _mm512_castps_si512(o));
 }
 
-/* bkernels.h's emb_bf16_pack_cols with vcvtne2ps2bf16: two X rows
- * rounded in one instruction ([e0..e15, o0..o15]), then interleaved
- * into pairs (e_c low, o_c high) by one vpermw */
-BF16 static void pack_cols_bf16(uint16_t *wb, const float *x, int ldx,
-                                int n, int k)
+/* ... or by one vcvtne2ps2bf16 ([e0..e15, o0..o15]) and one vpermw that
+ * interleaves them (AVX512_BF16) */
+BF16 INL __m512i col_pairs_cvt(__m512 e, __m512 o)
 {
 	static const uint16_t mix[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
 		5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
 		29, 14, 30, 15, 31 };
-	const __m512i ix = _mm512_loadu_si512((const void *)mix);
-	const __m512 z = _mm512_setzero_ps();
 
-	for (int p = 0; p < n; p += 16) {
-		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff :
-		                           (1u << (n - p)) - 1);
-		for (int kk = 0; kk < k; kk += 2, wb += 32) {
-			const float *x0 = x + (size_t)kk * ldx + p;
-			__m512 e = _mm512_maskz_loadu_ps(mk, x0);
-			__m512 o = kk + 1 < k ? _mm512_maskz_loadu_ps(mk, x0 + ldx) : z;
-			_mm512_storeu_si512((void *)wb, _mm512_permutexvar_epi16(ix,
-				(__m512i)_mm512_cvtne2ps_pbh(o, e)));
-		}
-	}
+	return _mm512_permutexvar_epi16(_mm512_loadu_si512((const void *)mix),
+	                                (__m512i)_mm512_cvtne2ps_pbh(o, e));
 }
+
+/* bkernels.h's emb_bf16_pack_cols: W = X^T, X (k,n) rows ldx apart; a
+ * pair of X rows per 64 bytes written (PAIRS, one of the above); NAME,
+ * of target TGT: one function per PAIRS */
+#define PACK_COLS(NAME, TGT, PAIRS) \
+TGT static void NAME(uint16_t *wb, const float *x, int ldx, int n, int k) \
+{ \
+	for (int p = 0; p < n; p += 16) { \
+		__mmask16 mk = (__mmask16)(n - p >= 16 ? 0xffff : \
+		                           (1u << (n - p)) - 1); \
+		for (int kk = 0; kk < k; kk += 2, wb += 32) { \
+			const float *x0 = x + (size_t)kk * ldx + p; \
+			__m512 e = _mm512_maskz_loadu_ps(mk, x0); \
+			__m512 o = kk + 1 < k ? _mm512_maskz_loadu_ps(mk, x0 + ldx) : \
+			           _mm512_setzero_ps(); \
+			_mm512_storeu_si512((void *)wb, PAIRS(e, o)); \
+		} \
+	} \
+}
+PACK_COLS(pack_cols_avx512, R512, col_pairs_int)
+PACK_COLS(pack_cols_bf16, BF16, col_pairs_cvt)
+#undef PACK_COLS
 
 /* x[0..n) -> r[0..kl/2): bf16 pairs (even element low), 0 past n;
  * vcvtne2ps2bf16 rounds as emb_f32_to_bf16_ftz (bkernels.h), 32 at a

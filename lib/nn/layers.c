@@ -268,11 +268,10 @@ int emb_linear_i8_reserve(emb_model *m, int in, emb_err *err)
 	return 0;
 }
 
-/* W8A8 linear, then kact (EMB_KACT_*); 0 done, -1 no scratch (the
- * caller runs it in float: only layers that kept fp32 panels, as the
- * scratch of every W8A8 layer is reserved when it is made) */
-static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
-                     int ldx, int rows, const emb_linear *l, int kact)
+/* W8A8 linear, then kact (EMB_KACT_*), in m->q8: reserved for l when
+ * it was made (emb_linear_make), at this thread count, so big enough */
+static void linear_i8(emb_model *m, float *y, int ldy, const float *x,
+                      int ldx, int rows, const emb_linear *l, int kact)
 {
 	int nt = emb_threads_count(m->tp);
 	int rb = (rows + GEMM_RB - 1) / GEMM_RB, np = (l->out + 15) / 16;
@@ -281,8 +280,6 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	double t0;
 	i8_job j;
 
-	if (emb_linear_i8_reserve(m, l->in, NULL))
-		return -1;
 	/* column groups so that there are enough tasks for every thread;
 	 * multiples of 4 panels (the kernel's column block) where possible */
 	ncg = rb >= want ? 1 : (want + rb - 1) / rb;
@@ -302,7 +299,6 @@ static int linear_i8(emb_model *m, float *y, int ldy, const float *x,
 	emb_threads_for(m->tp, (size_t)rb * ncg, 1, i8_gemm_task, &j);
 	if (m->prof)
 		prof_linear(m, 0, l, rows, (emb_prof_clock() - t0) * nt);
-	return 0;
 }
 
 /* float linear, kact (EMB_KACT_*) fused into the kernels' epilogue */
@@ -347,10 +343,10 @@ void emb_linear_fwd(emb_model *m, float *y, int ldy, const float *x,
 {
 	if (rows <= 0)
 		return;
-	if (emb_linear_is_i8(l) &&
-	    linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE) == 0)
-		return;
-	linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
+	if (emb_linear_is_i8(l))
+		linear_i8(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
+	else
+		linear_f32(m, y, ldy, x, ldx, rows, l, EMB_KACT_NONE);
 }
 
 void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
@@ -364,14 +360,15 @@ void emb_linear_act_fwd(emb_model *m, float *y, int ldy, const float *x,
 		emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
 		return;
 	}
-	if (kact >= 0 && emb_linear_is_i8(l) &&
-	    linear_i8(m, y, ldy, x, ldx, rows, l, kact) == 0)
+	if (kact >= 0 && emb_linear_is_i8(l)) {
+		linear_i8(m, y, ldy, x, ldx, rows, l, kact);
 		return;
-	if (kact >= 0 && !emb_linear_is_i8(l)) {
+	}
+	if (kact >= 0) {
 		linear_f32(m, y, ldy, x, ldx, rows, l, kact);
 		return;
 	}
-	/* int8 or an activation the kernels do not fuse: two passes */
+	/* an activation the kernels do not fuse: two passes */
 	emb_linear_fwd(m, y, ldy, x, ldx, rows, l);
 	if (ldy == l->out) {
 		emb_act_fwd(m, y, rows, l->out, act);
