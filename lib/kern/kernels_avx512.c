@@ -129,90 +129,210 @@ INLINE __m512 act_v(__m512 v, int act)
 }
 
 /*
- * One register tile: MR rows x NP panels (16 columns each).  nlast: valid
- * columns of the last panel (1..16).  Every element: acc = 0, then one FMA
- * per k in order, then + bias, then act: independent of MR, NP and
- * position.
+ * The GEMM's blocking.  x is packed a block of rows at a time into
+ * strips of GEMM_MR rows, k-major (strip[kk][r]: a tile's broadcasts are
+ * consecutive floats), in chunks of k of at most GEMM_KC (multiples of
+ * 16 but the last); the block has GEMM_MC rows, fewer where its k does
+ * not fit GEMM_XP floats (down to 8; a k past GEMM_XP / 8 goes in spans
+ * that do).  For each group of three panels of W (16 columns each), for
+ * each chunk, the chunk's piece of the panels (3 x GEMM_KC x 64 bytes,
+ * 36 KiB) stays in L1 while the block's strips sweep down it; the
+ * group's partial sums (block rows x 48 floats) stay close between
+ * chunks.  A tile: 8 rows (4 for a block's last 1..4) x 1..3 panels, up
+ * to 24 accumulators.
  */
-INLINE void tile(float *y, int ldy, const float *x, int ldx,
-                 const float *wp, const float *b, int k, int MR, int NP,
-                 int nlast, int act)
-{
-	__m512 acc[6][2];
-	const float *w1 = wp + (size_t)EMB_PANEL * k;
+#define GEMM_MC 96
+#define GEMM_KC 192
+#define GEMM_MR 8
+#define GEMM_XP (96 * 1536)
 
-#pragma GCC unroll 6
+/*
+ * x (rows, ldx) columns k0..k0+kc -> strips (rows rounded up to 8, kc,
+ * 8): strip s, row r, k t at xp[(s * kc + t) * 8 + r]; rows past `rows`
+ * are 0.  Eight whole rows and 16 k at a time by a transpose in
+ * registers; tails one float at a time.
+ */
+static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
+                   int kc)
+{
+	int s, t, r;
+
+	for (s = 0; s * GEMM_MR < rows; s++) {
+		float *d = xp + (size_t)s * kc * GEMM_MR;
+		const float *src = x + (size_t)s * GEMM_MR * ldx + k0;
+		int nr = rows - s * GEMM_MR < GEMM_MR ? rows - s * GEMM_MR : GEMM_MR;
+
+		t = 0;
+		if (nr == GEMM_MR) {
+			for (; t + 16 <= kc; t += 16) {
+				__m512 a[8], u[8];
+				for (r = 0; r < 8; r++)
+					a[r] = _mm512_loadu_ps(src + (size_t)r * ldx + t);
+				/* pairs of rows, then quads: u[j] (j < 4) holds rows
+				 * 0-3 of k 4l + j in lane l, u[4 + j] rows 4-7 */
+				for (r = 0; r < 8; r += 2) {
+					__m512 lo = _mm512_unpacklo_ps(a[r], a[r + 1]);
+					__m512 hi = _mm512_unpackhi_ps(a[r], a[r + 1]);
+					a[r] = lo;
+					a[r + 1] = hi;
+				}
+				for (r = 0; r < 8; r += 4) {
+					u[r] = _mm512_castpd_ps(_mm512_unpacklo_pd(
+					        _mm512_castps_pd(a[r]), _mm512_castps_pd(a[r + 2])));
+					u[r + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(
+					        _mm512_castps_pd(a[r]), _mm512_castps_pd(a[r + 2])));
+					u[r + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(
+					        _mm512_castps_pd(a[r + 1]), _mm512_castps_pd(a[r + 3])));
+					u[r + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(
+					        _mm512_castps_pd(a[r + 1]), _mm512_castps_pd(a[r + 3])));
+				}
+				for (int j = 0; j < 4; j++) {
+					/* lanes 0, 1 of rows 0-3 and of rows 4-7, then 2, 3 */
+					__m512 v01 = _mm512_shuffle_f32x4(u[j], u[4 + j],
+					                                  _MM_SHUFFLE(1, 0, 1, 0));
+					__m512 v23 = _mm512_shuffle_f32x4(u[j], u[4 + j],
+					                                  _MM_SHUFFLE(3, 2, 3, 2));
+					/* -> k j, 4 + j (v01) and 8 + j, 12 + j (v23) */
+					v01 = _mm512_shuffle_f32x4(v01, v01, _MM_SHUFFLE(3, 1, 2, 0));
+					v23 = _mm512_shuffle_f32x4(v23, v23, _MM_SHUFFLE(3, 1, 2, 0));
+					float *o = d + (size_t)t * GEMM_MR;
+					_mm256_storeu_ps(o + j * 8, _mm512_castps512_ps256(v01));
+					_mm256_storeu_ps(o + (4 + j) * 8,
+					                 _mm512_extractf32x8_ps(v01, 1));
+					_mm256_storeu_ps(o + (8 + j) * 8,
+					                 _mm512_castps512_ps256(v23));
+					_mm256_storeu_ps(o + (12 + j) * 8,
+					                 _mm512_extractf32x8_ps(v23, 1));
+				}
+			}
+		}
+		for (; t < kc; t++)
+			for (r = 0; r < GEMM_MR; r++)
+				d[(size_t)t * GEMM_MR + r] = r < nr ?
+				        src[(size_t)r * ldx + t] : 0.0f;
+	}
+}
+
+/*
+ * One register tile: MR rows (mr of them real) x NP panels of y, the k
+ * chunk k0..k1 of k.  xs: the rows' strip of the chunk; wp: the first
+ * panel, all k (a panel is k x 16); nlast: valid columns of the last
+ * panel (1..16).  The first chunk starts from 0, the others from the
+ * partial sums in y; the last adds the bias and applies act.
+ */
+INLINE void tile(float *y, int ldy, const float *xs, const float *wp,
+                 const float *b, int k, int k0, int k1, int MR, int mr,
+                 int NP, int nlast, int act)
+{
+	__m512 acc[GEMM_MR][3];
+	const float *w0 = wp + (size_t)k0 * EMB_PANEL;
+	const float *w1 = w0 + (size_t)EMB_PANEL * k;
+	const float *w2 = w1 + (size_t)EMB_PANEL * k;
+
+#pragma GCC unroll 8
 	for (int r = 0; r < MR; r++)
-#pragma GCC unroll 2
-		for (int c = 0; c < NP; c++)
-			acc[r][c] = _mm512_setzero_ps();
-	for (int kk = 0; kk < k; kk++) {
-		__m512 w0v = _mm512_loadu_ps(wp + (size_t)kk * EMB_PANEL);
-		__m512 w1v = NP > 1 ? _mm512_loadu_ps(w1 + (size_t)kk * EMB_PANEL)
-		                    : w0v;
-#pragma GCC unroll 6
+#pragma GCC unroll 3
+		for (int c = 0; c < NP; c++) {
+			__mmask16 mk = c == NP - 1 ? lanes(nlast) : (__mmask16)0xffff;
+			acc[r][c] = k0 == 0 || r >= mr ? _mm512_setzero_ps() :
+			            _mm512_maskz_loadu_ps(mk, y + (size_t)r * ldy +
+			                                      c * EMB_PANEL);
+		}
+	for (int t = 0; t < k1 - k0; t++) {
+		__m512 wv0 = _mm512_loadu_ps(w0 + (size_t)t * EMB_PANEL);
+		__m512 wv1 = NP > 1 ? _mm512_loadu_ps(w1 + (size_t)t * EMB_PANEL) : wv0;
+		__m512 wv2 = NP > 2 ? _mm512_loadu_ps(w2 + (size_t)t * EMB_PANEL) : wv0;
+#pragma GCC unroll 8
 		for (int r = 0; r < MR; r++) {
-			__m512 xv = _mm512_set1_ps(x[(size_t)r * ldx + kk]);
-			acc[r][0] = _mm512_fmadd_ps(xv, w0v, acc[r][0]);
+			__m512 xv = _mm512_set1_ps(xs[(size_t)t * GEMM_MR + r]);
+			acc[r][0] = _mm512_fmadd_ps(xv, wv0, acc[r][0]);
 			if (NP > 1)
-				acc[r][1] = _mm512_fmadd_ps(xv, w1v, acc[r][1]);
+				acc[r][1] = _mm512_fmadd_ps(xv, wv1, acc[r][1]);
+			if (NP > 2)
+				acc[r][2] = _mm512_fmadd_ps(xv, wv2, acc[r][2]);
 		}
 	}
-#pragma GCC unroll 2
+#pragma GCC unroll 3
 	for (int c = 0; c < NP; c++) {
 		__mmask16 mk = c == NP - 1 ? lanes(nlast) : (__mmask16)0xffff;
-		__m512 bv = b ? _mm512_maskz_loadu_ps(mk, b + c * EMB_PANEL)
-		              : _mm512_setzero_ps();
-#pragma GCC unroll 6
+		__m512 bv = b && k1 == k ? _mm512_maskz_loadu_ps(mk, b + c * EMB_PANEL)
+		                         : _mm512_setzero_ps();
+#pragma GCC unroll 8
 		for (int r = 0; r < MR; r++) {
-			__m512 v = b ? _mm512_add_ps(acc[r][c], bv) : acc[r][c];
-			_mm512_mask_storeu_ps(y + (size_t)r * ldy + c * EMB_PANEL,
-			                      mk, act_v(v, act));
+			__m512 v = acc[r][c];
+			if (r >= mr)
+				break;
+			if (k1 == k) {
+				if (b)
+					v = _mm512_add_ps(v, bv);
+				v = act_v(v, act);
+			}
+			_mm512_mask_storeu_ps(y + (size_t)r * ldy + c * EMB_PANEL, mk, v);
 		}
 	}
 }
 
 #define TILE_CASES(NP) \
-	switch (mr) { \
-	case 6: tile(yy, ldy, xx, ldx, w, bb, k, 6, NP, nlast, act); break; \
-	case 5: tile(yy, ldy, xx, ldx, w, bb, k, 5, NP, nlast, act); break; \
-	case 4: tile(yy, ldy, xx, ldx, w, bb, k, 4, NP, nlast, act); break; \
-	case 3: tile(yy, ldy, xx, ldx, w, bb, k, 3, NP, nlast, act); break; \
-	case 2: tile(yy, ldy, xx, ldx, w, bb, k, 2, NP, nlast, act); break; \
-	default: tile(yy, ldy, xx, ldx, w, bb, k, 1, NP, nlast, act); break; \
-	}
+	do { \
+		if (mr > 4) \
+			tile(yy, ldy, xs, w, bb, k, k0, k1, 8, mr, NP, nlast, act); \
+		else \
+			tile(yy, ldy, xs, w, bb, k, k0, k1, 4, mr, NP, nlast, act); \
+	} while (0)
 
 /*
  * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
- * after inlining.  Blocks of MC rows; in a block, each pair of panels
- * (32 columns, up to 48 KiB at k = 384) stays in L1/L2 while the 6-row
- * tiles sweep down it.
+ * after inlining.  The blocking above; the packed block of x lives on
+ * the stack (GEMM_XP floats, 576 KiB: the thread pool's workers have 8
+ * MiB stacks).
  */
 INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
                       const float *wp, const float *b, int m, int n, int k,
                       int act)
 {
+	float xp[GEMM_XP] __attribute__((aligned(64)));
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
-	const int MC = 96;
+	int nkc = (k + GEMM_KC - 1) / GEMM_KC;
+	int kc = ((k + nkc - 1) / nkc + 15) / 16 * 16;
+	int span = k, mc;
 
-	for (int i0 = 0; i0 < m; i0 += MC) {
-		int i1 = i0 + MC < m ? i0 + MC : m;
-		for (int p = 0; p < np; p += 2) {
-			int two = p + 1 < np;
-			int ncols = n - p * EMB_PANEL;
-			int nlast = two ? ncols - EMB_PANEL : ncols;
-			const float *w = wp + (size_t)p * EMB_PANEL * k;
-			const float *bb = b ? b + p * EMB_PANEL : NULL;
-			if (nlast > EMB_PANEL)
-				nlast = EMB_PANEL;
-			for (int i = i0; i < i1; i += 6) {
-				int mr = i1 - i < 6 ? i1 - i : 6;
-				float *yy = y + (size_t)i * ldy + p * EMB_PANEL;
-				const float *xx = x + (size_t)i * ldx;
-				if (two) {
-					TILE_CASES(2)
-				} else {
-					TILE_CASES(1)
+	/* a span of k whose strips fit xp for 8 rows or more */
+	if ((size_t)span * GEMM_MR > GEMM_XP)
+		span = GEMM_XP / GEMM_MR / kc * kc;
+	mc = GEMM_XP / span / GEMM_MR * GEMM_MR;
+	if (mc > GEMM_MC)
+		mc = GEMM_MC;
+	for (int i0 = 0; i0 < m; i0 += mc) {
+		int rows = m - i0 < mc ? m - i0 : mc;
+		int rpad = (rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
+		for (int s0 = 0; s0 < k; s0 += span) {
+			int s1 = s0 + span < k ? s0 + span : k;
+			for (int k0 = s0; k0 < s1; k0 += kc) {
+				int k1 = k0 + kc < s1 ? k0 + kc : s1;
+				pack_x(xp + (size_t)(k0 - s0) * rpad, x + (size_t)i0 * ldx,
+				       ldx, rows, k0, k1 - k0);
+			}
+			for (int p = 0, npp; p < np; p += npp) {
+				/* threes, and two twos for a last four */
+				npp = np - p == 4 ? 2 : np - p < 3 ? np - p : 3;
+				int nlast = n - (p + npp - 1) * EMB_PANEL;
+				const float *w = wp + (size_t)p * EMB_PANEL * k;
+				const float *bb = b ? b + p * EMB_PANEL : NULL;
+				for (int k0 = s0; k0 < s1; k0 += kc) {
+					int k1 = k0 + kc < s1 ? k0 + kc : s1;
+					for (int i = 0; i < rows; i += GEMM_MR) {
+						int mr = rows - i < GEMM_MR ? rows - i : GEMM_MR;
+						float *yy = y + (size_t)(i0 + i) * ldy +
+						            p * EMB_PANEL;
+						const float *xs = xp + (size_t)(k0 - s0) * rpad +
+						                  (size_t)i * (k1 - k0);
+						if (npp == 3)
+							TILE_CASES(3);
+						else if (npp == 2)
+							TILE_CASES(2);
+						else
+							TILE_CASES(1);
+					}
 				}
 			}
 		}

@@ -191,8 +191,10 @@ Test(kernels, gemm_blocks_bitwise_independent)
  */
 static const int edge_m[] = { 1, 5, 6, 7, 8, 9, 12, 13, 32, 95, 96, 97, 101,
                               193 };
-static const int edge_n[] = { 1, 8, 15, 16, 17, 31, 33, 48, 9, 64 };
-static const int edge_k[] = { 1, 7, 64, 128, 129, 255, 256, 257, 383, 384,
+static const int edge_n[] = { 1, 8, 15, 16, 17, 31, 33, 48, 9, 64, 47, 49,
+                              80, 95, 97, 112 };
+static const int edge_k[] = { 1, 7, 15, 16, 17, 64, 128, 129, 191, 192, 193,
+                              255, 256, 257, 383, 384,
                               385, 511, 512, 513, 639, 640, 641, 768, 769,
                               1025 };
 
@@ -203,6 +205,43 @@ static const int edge_k[] = { 1, 7, 64, 128, 129, 255, 256, 257, 383, 384,
  * and without bias; nothing written past n.  Any change of the order of
  * operations inside the kernels (k blocks, tiles) shows here.
  */
+/* one shape of gemm_simd_bitwise_fma_order, for every variant of v */
+static void check_fma_order(const emb_kernels *const *v, int nv, int m,
+                            int n, int kk, int bias)
+{
+	int ldx = kk + 3, ldy = n + 2;
+	float *x = tu_rand_vec((size_t)m * ldx, 1.0f);
+	float *w = tu_rand_vec((size_t)n * kk, 1.0f);
+	float *b = tu_rand_vec((size_t)n, 1.0f);
+	float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
+	float *want = malloc((size_t)m * ldy * sizeof(float));
+	float *y = malloc((size_t)m * ldy * sizeof(float));
+
+	cr_assert(wp && want && y);
+	emb_pack_weights(wp, w, n, kk);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < ldy; j++) {
+			float acc = 0.0f;
+			for (int t = 0; j < n && t < kk; t++)
+				acc = fmaf(x[(size_t)i * ldx + t], w[(size_t)j * kk + t],
+				           acc);
+			want[(size_t)i * ldy + j] = j >= n ? -777.0f :
+			                            bias ? acc + b[j] : acc;
+		}
+	for (int i = 0; i < nv; i++) {
+		for (size_t e = 0; e < (size_t)m * ldy; e++)
+			y[e] = -777.0f;
+		v[i]->gemm(y, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
+		for (size_t e = 0; e < (size_t)m * ldy; e++)
+			cr_assert(!memcmp(&y[e], &want[e], sizeof(float)),
+			          "%s gemm m=%d n=%d k=%d bias=%d: y[%zu][%zu] = "
+			          "%.9g, the FMA order gives %.9g", v[i]->name, m, n,
+			          kk, bias, e / (size_t)ldy, e % (size_t)ldy, y[e],
+			          want[e]);
+	}
+	free(x); free(w); free(b); free(wp); free(want); free(y);
+}
+
 Test(kernels, gemm_simd_bitwise_fma_order)
 {
 	const emb_kernels *v[4];
@@ -213,40 +252,25 @@ Test(kernels, gemm_simd_bitwise_fma_order)
 
 	if (!nv)
 		cr_skip_test("no SIMD kernels in this build or CPU");
-	for (int s = 0; s < nk * 3; s++) {
-		int m = edge_m[(s * 5) % nm], n = edge_n[(s * 3) % nn];
-		int kk = edge_k[s % nk], ldx = kk + 3, ldy = n + 2, bias = s & 1;
-		float *x = tu_rand_vec((size_t)m * ldx, 1.0f);
-		float *w = tu_rand_vec((size_t)n * kk, 1.0f);
-		float *b = tu_rand_vec((size_t)n, 1.0f);
-		float *wp = malloc(emb_pack_size(n, kk) * sizeof(float));
-		float *want = malloc((size_t)m * ldy * sizeof(float));
-		float *y = malloc((size_t)m * ldy * sizeof(float));
+	for (int s = 0; s < nk * 3; s++)
+		check_fma_order(v, nv, edge_m[(s * 5) % nm], edge_n[(s * 3) % nn],
+		                edge_k[s % nk], s & 1);
+}
 
-		cr_assert(wp && want && y);
-		emb_pack_weights(wp, w, n, kk);
-		for (int i = 0; i < m; i++)
-			for (int j = 0; j < ldy; j++) {
-				float acc = 0.0f;
-				for (int t = 0; j < n && t < kk; t++)
-					acc = fmaf(x[(size_t)i * ldx + t], w[(size_t)j * kk + t],
-					           acc);
-				want[(size_t)i * ldy + j] = j >= n ? -777.0f :
-				                            bias ? acc + b[j] : acc;
-			}
-		for (int i = 0; i < nv; i++) {
-			for (size_t e = 0; e < (size_t)m * ldy; e++)
-				y[e] = -777.0f;
-			v[i]->gemm(y, ldy, x, ldx, wp, bias ? b : NULL, m, n, kk);
-			for (size_t e = 0; e < (size_t)m * ldy; e++)
-				cr_assert(!memcmp(&y[e], &want[e], sizeof(float)),
-				          "%s gemm m=%d n=%d k=%d bias=%d: y[%zu][%zu] = "
-				          "%.9g, the FMA order gives %.9g", v[i]->name, m, n,
-				          kk, bias, e / (size_t)ldy, e % (size_t)ldy, y[e],
-				          want[e]);
-		}
-		free(x); free(w); free(b); free(wp); free(want); free(y);
-	}
+/*
+ * A k too long for one packed block of x (the AVX-512 GEMM packs at most
+ * 147456 floats of x at a time: past k = 18432 even 8 rows take spans of
+ * k), with rows that take several blocks: still the FMA order.
+ */
+Test(kernels, gemm_simd_bitwise_long_k)
+{
+	const emb_kernels *v[4];
+	int nv = tu_simd_variants(v);
+
+	if (!nv)
+		cr_skip_test("no SIMD kernels in this build or CPU");
+	check_fma_order(v, nv, 11, 50, 40000, 1);
+	check_fma_order(v, nv, 20, 33, 18433, 0);
 }
 
 /* the row kernel of variant k for act (EMB_KACT_*), NULL for none */
