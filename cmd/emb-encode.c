@@ -40,7 +40,7 @@ static const char usage[] =
 "                     a window's text: its own slice (default), the whole\n"
 "                     document's, or none (its span only)\n"
 "  -j, --threads N    threads (default: all online cores)\n"
-"  --batch-tokens N   tokens per forward pass (default 8192)\n"
+"  --batch-tokens N   tokens per forward pass (default 4096)\n"
 "  --compute MODE     precision of the linear layers: fp32 (default); bf16\n"
 "                     (bf16 weights and products, fp32 sums); w8 (int8\n"
 "                     weights at load); w8a8 (int8 activations too);\n"
@@ -185,7 +185,8 @@ static void check_model(void *vc, emb_model *m)
 int main(int argc, char **argv)
 {
 	static ctx c;
-	emb_cli_ops ops = { prepare, run, emit, free_user, 8192, 4096 };
+	emb_cli_ops ops = { prepare, run, emit, free_user, EMB_BATCH_TOKENS,
+	                     4096 };
 	emb_model_opts mo;
 	emb_model *m;
 	emb_err err;
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
 	c.cli.common = EMB_CLI_RAW | EMB_CLI_B64 | EMB_CLI_MODEL | EMB_CLI_TEXT |
 	               EMB_CLI_CHUNK | EMB_CLI_LATE | EMB_CLI_COMPUTE;
 	c.normalize = -1;
-	c.batch_tokens = 8192;
+	c.batch_tokens = EMB_BATCH_TOKENS;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c);
 	if (c.dim && !c.pool)
 		emb_cli_usage_error(&c.cli, "--dim needs --pool");

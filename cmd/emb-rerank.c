@@ -29,7 +29,7 @@ static const char usage[] =
 "  --label N            label ranked in query mode (default 0)\n"
 "  --logits             also write the raw logits (pair records)\n"
 "  -j, --threads N      threads (default: all online cores)\n"
-"  --batch-tokens N     tokens per forward pass (default 8192)\n"
+"  --batch-tokens N     tokens per forward pass (default 4096)\n"
 "  --compute MODE       precision of the linear layers: fp32 (default), bf16,\n"
 "                       w8, w8a8, w8a8-smooth (see emb-encode --help)\n"
 "  --max-length N, --no-truncate\n"
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	c.cli.common = EMB_CLI_MODEL | EMB_CLI_TEXT | EMB_CLI_COMPUTE;
 	c.r.act = -1;
 	c.r.skip_prefix = -2;
-	c.r.batch_tokens = 8192;
+	c.r.batch_tokens = EMB_BATCH_TOKENS;
 	emb_cli_parse(&c.cli, argc, argv, opts, option, &c.r);
 	c.r.max_line = c.cli.max_line;
 	err.msg[0] = 0;

@@ -19,8 +19,9 @@
 /* emb_embedder                                                        */
 
 /* tokens per forward pass and sequences per pass at most (emb-encode's
- * defaults; results do not depend on either) */
-#define EMBED_BATCH_TOKENS 8192
+ * defaults, EMB_BATCH_TOKENS in tool/emb-tool.h, a layer above this
+ * one; results do not depend on either) */
+#define EMBED_BATCH_TOKENS 4096
 #define EMBED_BATCH_SEQS 4096
 
 struct emb_embedder {

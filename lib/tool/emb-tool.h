@@ -152,6 +152,13 @@ typedef struct emb_cli_rec {
 	emb_window *win;
 } emb_cli_rec;
 
+/*
+ * Tokens per forward pass unless --batch-tokens says otherwise
+ * (emb-encode, emb-rerank; lib/st/embedder.c keeps the same number):
+ * small enough that a pass's activations stay near the cores' caches.
+ */
+#define EMB_BATCH_TOKENS 4096
+
 typedef struct emb_cli_ops {
 	/* in input order, per good record: check fields, prepare; set
 	 * r->cost; -1 (err) makes it a bad record */

@@ -811,6 +811,7 @@ void emb_rerank_release(emb_rerank *c)
 	c->tt_loaded = 0;
 }
 
-const emb_cli_ops emb_rerank_ops = { prepare, run, emit, free_user, 8192, 4096 };
+const emb_cli_ops emb_rerank_ops = { prepare, run, emit, free_user,
+                                     EMB_BATCH_TOKENS, 4096 };
 const emb_cli_ops emb_rerank_maxsim_ops = { prepare, NULL, emit, free_user, 0,
                                             4096 };

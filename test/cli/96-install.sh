@@ -150,7 +150,7 @@ t_eq "no installed program tells users to run scripts/fetch-model" "$n" 0
 HF_HUB_CACHE="$T/hub" "$S$P/bin/emb-encode" -m nosuchorg/nosuchmodel < /dev/null 2> "$T/err"
 t_grep "a model missing from the cache: fetch it with emb-fetch" "fetch it with emb-fetch nosuchorg/nosuchmodel" "$T/err"
 
-# more tokens than one forward pass holds (8192): the texts are split over
+# more tokens than one forward pass holds (4096): the texts are split over
 # passes, the vectors stay those of emb-encode --pool
 m=$(t_fixture minilm-l6)
 awk 'BEGIN { for (i = 0; i < 100; i++) { s = "text " i; for (j = 0; j < 55; j++) s = s " w" (i * 7 + j) % 97; print s } }' > "$T/long.txt"
