@@ -138,13 +138,16 @@ INLINE __m512 act_v(__m512 v, int act)
  * each chunk, the chunk's piece of the panels (3 x GEMM_KC x 64 bytes,
  * 36 KiB) stays in L1 while the block's strips sweep down it; the
  * group's partial sums (block rows x 48 floats) stay close between
- * chunks.  A tile: 8 rows (4 for a block's last 1..4) x 1..3 panels, up
+ * chunks.  With GEMM_DIRECT panels or fewer (attention's P V at head
+ * width 64, say) the packing would not pay for itself: the tiles then
+ * broadcast from x's rows in place.  A tile: 8 rows (4 for a block's last 1..4) x 1..3 panels, up
  * to 24 accumulators.
  */
 #define GEMM_MC 96
 #define GEMM_KC 192
 #define GEMM_MR 8
 #define GEMM_XP (96 * 1536)
+#define GEMM_DIRECT 4   /* up to this many panels, x is read in place */
 
 /*
  * x (rows, ldx) columns k0..k0+kc -> strips (rows rounded up to 8, kc,
@@ -220,15 +223,19 @@ static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
  * panel (1..16).  The first chunk starts from 0, the others from the
  * partial sums in y; the last adds the bias and applies act.
  */
-INLINE void tile(float *y, int ldy, const float *xs, const float *wp,
-                 const float *b, int k, int k0, int k1, int MR, int mr,
-                 int NP, int nlast, int act)
+INLINE void tile(float *y, int ldy, const float *xs, int ldx,
+                 const float *wp, const float *b, int k, int k0, int k1,
+                 int MR, int mr, int NP, int nlast, int act, int DIRECT)
 {
 	__m512 acc[GEMM_MR][3];
+	const float *xr[GEMM_MR];
 	const float *w0 = wp + (size_t)k0 * EMB_PANEL;
 	const float *w1 = w0 + (size_t)EMB_PANEL * k;
 	const float *w2 = w1 + (size_t)EMB_PANEL * k;
 
+#pragma GCC unroll 8
+	for (int r = 0; r < MR; r++)    /* DIRECT: rows past mr read row mr - 1 */
+		xr[r] = xs + (size_t)(r < mr ? r : mr - 1) * ldx;
 #pragma GCC unroll 8
 	for (int r = 0; r < MR; r++)
 #pragma GCC unroll 3
@@ -244,7 +251,8 @@ INLINE void tile(float *y, int ldy, const float *xs, const float *wp,
 		__m512 wv2 = NP > 2 ? _mm512_loadu_ps(w2 + (size_t)t * EMB_PANEL) : wv0;
 #pragma GCC unroll 8
 		for (int r = 0; r < MR; r++) {
-			__m512 xv = _mm512_set1_ps(xs[(size_t)t * GEMM_MR + r]);
+			__m512 xv = _mm512_set1_ps(DIRECT ? xr[r][t] :
+			                           xs[(size_t)t * GEMM_MR + r]);
 			acc[r][0] = _mm512_fmadd_ps(xv, wv0, acc[r][0]);
 			if (NP > 1)
 				acc[r][1] = _mm512_fmadd_ps(xv, wv1, acc[r][1]);
@@ -272,12 +280,14 @@ INLINE void tile(float *y, int ldy, const float *xs, const float *wp,
 	}
 }
 
-#define TILE_CASES(NP) \
+#define TILE_CASES(NP, D) \
 	do { \
 		if (mr > 4) \
-			tile(yy, ldy, xs, w, bb, k, k0, k1, 8, mr, NP, nlast, act); \
+			tile(yy, ldy, xs, ldx, w, bb, k, k0, k1, 8, mr, NP, nlast, \
+			     act, D); \
 		else \
-			tile(yy, ldy, xs, w, bb, k, k0, k1, 4, mr, NP, nlast, act); \
+			tile(yy, ldy, xs, ldx, w, bb, k, k0, k1, 4, mr, NP, nlast, \
+			     act, D); \
 	} while (0)
 
 /*
@@ -295,6 +305,7 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 	int nkc = (k + GEMM_KC - 1) / GEMM_KC;
 	int kc = ((k + nkc - 1) / nkc + 15) / 16 * 16;
 	int span = k, mc;
+	int direct = np <= GEMM_DIRECT;
 
 	/* a span of k whose strips fit xp for 8 rows or more */
 	if ((size_t)span * GEMM_MR > GEMM_XP)
@@ -307,7 +318,7 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 		int rpad = (rows + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
 		for (int s0 = 0; s0 < k; s0 += span) {
 			int s1 = s0 + span < k ? s0 + span : k;
-			for (int k0 = s0; k0 < s1; k0 += kc) {
+			for (int k0 = s0; k0 < s1 && !direct; k0 += kc) {
 				int k1 = k0 + kc < s1 ? k0 + kc : s1;
 				pack_x(xp + (size_t)(k0 - s0) * rpad, x + (size_t)i0 * ldx,
 				       ldx, rows, k0, k1 - k0);
@@ -326,12 +337,21 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 						            p * EMB_PANEL;
 						const float *xs = xp + (size_t)(k0 - s0) * rpad +
 						                  (size_t)i * (k1 - k0);
-						if (npp == 3)
-							TILE_CASES(3);
-						else if (npp == 2)
-							TILE_CASES(2);
-						else
-							TILE_CASES(1);
+						if (direct) {
+							xs = x + (size_t)(i0 + i) * ldx + k0;
+							if (npp == 3)
+								TILE_CASES(3, 1);
+							else if (npp == 2)
+								TILE_CASES(2, 1);
+							else
+								TILE_CASES(1, 1);
+						} else if (npp == 3) {
+							TILE_CASES(3, 0);
+						} else if (npp == 2) {
+							TILE_CASES(2, 0);
+						} else {
+							TILE_CASES(1, 0);
+						}
 					}
 				}
 			}
