@@ -555,7 +555,9 @@ static int post_rows(const emb_model *m, int rows)
 	if (nb < 2 * nt)
 		return 0;
 	nb = (nb + nt - 1) / nt * nt;   /* a multiple of the threads */
-	return ((rows + nb - 1) / nb + 5) / 6 * 6;  /* the kernel's 6 rows */
+	/* whole 6-row tiles of the AVX2 kernel (the AVX-512 one tiles 8 rows
+	 * and takes 4 at a time at the end) */
+	return ((rows + nb - 1) / nb + 5) / 6 * 6;
 }
 
 static int gated(const emb_post_attn *p)
