@@ -10,6 +10,23 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
+/*
+ * The GEMM's tile is inlined into each of its call sites with its shape
+ * constants.  Under clang's AddressSanitizer those 48 copies take
+ * minutes to compile, so sanitizer builds leave the inlining to the
+ * compiler: the same operations in the same order, the same bits.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TILE_INLINE static inline
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TILE_INLINE static inline
+#endif
+#endif
+#ifndef TILE_INLINE
+#define TILE_INLINE INLINE
+#endif
+
 /* mask of the first n (0..16) lanes */
 INLINE __mmask16 lanes(int n)
 {
@@ -223,7 +240,7 @@ static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
  * panel (1..16).  The first chunk starts from 0, the others from the
  * partial sums in y; the last adds the bias and applies act.
  */
-INLINE void tile(float *y, int ldy, const float *xs, int ldx,
+TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
                  const float *wp, const float *b, int k, int k0, int k1,
                  int MR, int mr, int NP, int nlast, int act, int DIRECT)
 {
