@@ -157,8 +157,8 @@ INLINE __m512 act_v(__m512 v, int act)
  * group's partial sums (block rows x 48 floats) stay close between
  * chunks.  With GEMM_DIRECT panels or fewer (attention's P V at head
  * width 64, say) the packing would not pay for itself: the tiles then
- * broadcast from x's rows in place.  A tile: 8 rows (4 for a block's last 1..4) x 1..3 panels, up
- * to 24 accumulators.
+ * broadcast from x's rows in place.  A tile: 8 rows (4 for a block's
+ * last 1..4) x 1..3 panels, up to 24 accumulators.
  */
 #define GEMM_MC 96
 #define GEMM_KC 192
@@ -235,7 +235,8 @@ static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
 
 /*
  * One register tile: MR rows (mr of them real) x NP panels of y, the k
- * chunk k0..k1 of k.  xs: the rows' strip of the chunk; wp: the first
+ * chunk k0..k1 of k.  xs: the rows' strip of the chunk, or with DIRECT
+ * the first row's float k0 in x itself (rows ldx apart); wp: the first
  * panel, all k (a panel is k x 16); nlast: valid columns of the last
  * panel (1..16).  The first chunk starts from 0, the others from the
  * partial sums in y; the last adds the bias and applies act.
