@@ -184,10 +184,14 @@ Test(kernels, gemm_blocks_bitwise_independent)
 
 /*
  * Shapes at every edge of the SIMD kernels' blocking: rows around the
- * register tiles (6; 7 to 9 left as two smaller tiles, attention's 32)
- * and the row block (96), columns around the panels (16), k around the
- * short-row prefetch (128) and the k blocks (256, the last one taking
- * up to 384).  14 rows counts, prime to the 5 that walks them.
+ * register tiles (AVX2 6; AVX-512 8, a last 1..4 as a 4-row tile; 7 to
+ * 9 left as two smaller tiles, attention's 32) and the row block (96),
+ * columns around the panels (16), the AVX-512 groups of three (48, 96)
+ * and its in-place x (4 panels or fewer: 64 and under), k around the
+ * AVX-512 packing's 16-k transposes, the short-row prefetch (128), the
+ * AVX-512 chunks (192) and the AVX2 k blocks (256, the last one taking
+ * up to 384).  14 row counts, prime to the 5 that walks them; 16 column
+ * counts, prime to the 3.
  */
 static const int edge_m[] = { 1, 5, 6, 7, 8, 9, 12, 13, 32, 95, 96, 97, 101,
                               193 };
@@ -203,9 +207,9 @@ static const int edge_k[] = { 1, 7, 15, 16, 17, 64, 128, 129, 191, 192, 193,
  * header's contract says: acc = 0; acc = fma(x, w, acc) for k in order;
  * y = acc + b.  Shapes at every blocking edge, ldx != k, ldy != n, with
  * and without bias; nothing written past n.  Any change of the order of
- * operations inside the kernels (k blocks, tiles) shows here.
+ * operations inside the kernels (k blocks, tiles) shows here.  One
+ * shape, every variant of v:
  */
-/* one shape of gemm_simd_bitwise_fma_order, for every variant of v */
 static void check_fma_order(const emb_kernels *const *v, int nv, int m,
                             int n, int kk, int bias)
 {
