@@ -1,7 +1,7 @@
 /*
  * fma-peak - measured fp32 FMA throughput of this machine (for `make bench`).
  *
- * usage: fma-peak [--bf16 | --amx-int8 | --amx-bf16] [THREADS...]
+ * usage: fma-peak [--bf16 | --vnni | --amx-int8 | --amx-bf16] [THREADS...]
  *        (default: 1 2)
  * For each thread count, every thread runs independent chains of
  * vfmadd on 12 vector accumulators (AVX-512 when the CPU has it, else
@@ -14,6 +14,10 @@
  * the ceiling of the AVX-512 bf16 GEMM: 4 flops per 32-bit lane (two
  * products and their two adds), isa "avx512bf16"; exit 1 without it.
  * Its rate relative to the FMA's differs by CPU.
+ * --vnni: the same for the int8 dot product vpdpbusd (AVX-512 VNNI),
+ * the ceiling of the VNNI int8 GEMM: 8 ops per 32-bit lane (four u8 x
+ * s8 products and their four adds: "gflops" is GOP/s), isa "vnni";
+ * exit 1 without it.
  * --amx-int8, --amx-bf16: the tile unit's ceiling, the one of the AMX
  * GEMMs (lib/kern/kernels_*_amx.c): four accumulator tiles of 16 x 16
  * fed by two A and two B tiles that stay in the unit (no loads), isa
@@ -155,6 +159,34 @@ static void chunkbf16(void)
 	sink = _mm512_reduce_add_ps(s);
 }
 
+__attribute__((target("avx512f,avx512vnni")))
+static void chunkvnni(void)
+{
+	/* u8 ones times s8 ones: sums that grow by 4 a step, no overflow */
+	__m512i a = _mm512_set1_epi8(1);
+	__m512i c0 = _mm512_set1_epi32(0), c1 = _mm512_set1_epi32(1),
+	        c2 = _mm512_set1_epi32(2), c3 = _mm512_set1_epi32(3),
+	        c4 = _mm512_set1_epi32(4), c5 = _mm512_set1_epi32(5),
+	        c6 = _mm512_set1_epi32(6), c7 = _mm512_set1_epi32(7),
+	        c8 = _mm512_set1_epi32(8), c9 = _mm512_set1_epi32(9),
+	        c10 = _mm512_set1_epi32(10), c11 = _mm512_set1_epi32(11);
+	for (long i = 0; i < ITERS; i++) {
+		c0 = _mm512_dpbusd_epi32(c0, a, a); c1 = _mm512_dpbusd_epi32(c1, a, a);
+		c2 = _mm512_dpbusd_epi32(c2, a, a); c3 = _mm512_dpbusd_epi32(c3, a, a);
+		c4 = _mm512_dpbusd_epi32(c4, a, a); c5 = _mm512_dpbusd_epi32(c5, a, a);
+		c6 = _mm512_dpbusd_epi32(c6, a, a); c7 = _mm512_dpbusd_epi32(c7, a, a);
+		c8 = _mm512_dpbusd_epi32(c8, a, a); c9 = _mm512_dpbusd_epi32(c9, a, a);
+		c10 = _mm512_dpbusd_epi32(c10, a, a); c11 = _mm512_dpbusd_epi32(c11, a, a);
+		__asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3),
+		                 "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
+		                 "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
+	}
+	__m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+	            _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+	s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11)));
+	sink = (float)_mm512_reduce_add_epi32(s);
+}
+
 /* the 64-byte ldtilecfg operand, palette 1: tiles 0-7 of 16 rows x 64
  * bytes */
 static void amx_config(void)
@@ -217,10 +249,12 @@ static void chunk_amx_bf16(void)
 
 int main(int argc, char **argv)
 {
-	int counts[16], nc = 0, bf16 = 0, amx = 0;
+	int counts[16], nc = 0, bf16 = 0, vnni = 0, amx = 0;
 	for (int i = 1; i < argc && nc < 16; i++)
 		if (!strcmp(argv[i], "--bf16"))
 			bf16 = 1;
+		else if (!strcmp(argv[i], "--vnni"))
+			vnni = 1;
 		else if (!strcmp(argv[i], "--amx-int8"))
 			amx = 1;
 		else if (!strcmp(argv[i], "--amx-bf16"))
@@ -240,6 +274,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fma-peak: no AVX-512 BF16 support\n");
 		return 1;
 	}
+	if (vnni && !(w512 && __builtin_cpu_supports("avx512vnni"))) {
+		fprintf(stderr, "fma-peak: no AVX-512 VNNI support\n");
+		return 1;
+	}
 	if (amx && !(emb_cpu_features() & (amx == 1 ? EMB_CPU_AMXINT8
 	                                              : EMB_CPU_AMXBF16))) {
 		fprintf(stderr, "fma-peak: no AMX here: %s\n",
@@ -247,11 +285,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	void (*fn)(void) = amx == 1 ? chunk_amx_int8 : amx == 2 ? chunk_amx_bf16 :
-	                   bf16 ? chunkbf16 : w512 ? chunk512 : chunk256;
-	/* flops per instruction, halved: 2 per FMA lane, 4 per bf16 lane */
-	double lanes = bf16 ? 32 : w512 ? 16 : 8;
+	                   bf16 ? chunkbf16 : vnni ? chunkvnni : w512 ? chunk512 : chunk256;
+	/* flops per instruction, halved: 2 per FMA lane, 4 per bf16 lane,
+	 * 8 per VNNI lane */
+	double lanes = vnni ? 64 : bf16 ? 32 : w512 ? 16 : 8;
 	const char *isa = amx == 1 ? "amx-int8" : amx == 2 ? "amx-bf16" :
-	                  bf16 ? "avx512bf16" : w512 ? "avx512" : "avx2";
+	                  bf16 ? "avx512bf16" : vnni ? "vnni" : w512 ? "avx512" : "avx2";
 	/* ops per chunk: 4 tiles x 16 x 16 x (64 int8 or 32 bf16 products
 	 * per element) x 2 */
 	double per_chunk = amx ? 4.0 * 256 * (amx == 1 ? 64 : 32) * 2 * AMX_ITERS

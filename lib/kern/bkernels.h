@@ -2,8 +2,9 @@
  * bkernels.h - bf16 compute: the GEMM of linear layers with bfloat16
  * weights and activations and fp32 accumulation (kernels_bf16.c: the
  * rounding, the packing and the scalar oracle; kernels_bf16_avx2.c: AVX2
- * + FMA; kernels_bf16_avx512.c: AVX-512 BF16, vdpbf16ps).  kernels.h's
- * table holds the one to use.
+ * + FMA; kernels_avx512.c: AVX-512 F, FMA on the fp32 GEMM's tiles, for
+ * CPUs without vdpbf16ps; kernels_bf16_avx512.c: AVX-512 BF16,
+ * vdpbf16ps).  kernels.h's table holds the one to use.
  *
  * Rounding fp32 -> bf16 (emb_f32_to_bf16_ftz) is the one vcvtne2ps2bf16
  * does: base/half.h's rule (round to nearest even, NaN -> quiet NaN)
@@ -21,8 +22,8 @@
  * with X the bf16-rounded activations (zero past K), each += one fp32
  * rounding (the order of vdpbf16ps).  A product of two bf16 values has
  * at most 16 significant bits, so it is exact in fp32 and a fused
- * multiply-add equals a multiply then an add: the scalar, AVX2 and
- * AVX-512 BF16 kernels give the same bits, except where a product or
+ * multiply-add equals a multiply then an add: the scalar, AVX2, AVX-512
+ * and AVX-512 BF16 kernels give the same bits, except where a product or
  * partial sum is below 2^-126 in magnitude (vdpbf16ps flushes those to
  * zero; the others keep subnormals).
  */

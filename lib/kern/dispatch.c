@@ -40,13 +40,18 @@ static void make(int t, const emb_kernels *f, emb_gemm_i8_fn g,
 }
 
 /* bf16 compute, kept apart from the int8 and float members: the bf16
- * GEMM of table t, g when available, else AVX2, else scalar */
+ * GEMM of table t, g when available, else the float variant's own (the
+ * AVX-512 one: the products by FMA), else AVX2, else scalar */
 static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 {
 	emb_gemm_bf16_fn a = emb_gemm_bf16_avx2();
 
 	if (!usable[t])
 		return;
+	if (!g && tables[t].gemm_bf16) {
+		g = tables[t].gemm_bf16;
+		gn = tables[t].bf16_name;
+	}
 	tables[t].gemm_bf16 = g ? g : a ? a : emb_gemm_bf16_scalar;
 	tables[t].bf16_name = g ? gn : a ? "avx2" : "scalar";
 	tables[t].bf16_pack_rows = emb_bf16_pack_rows;

@@ -170,8 +170,8 @@ typedef struct emb_kernels {
 
 	/* bf16 compute (bkernels.h), set like the int8 members: the bf16
 	 * GEMM (the same bits in every version but AMX's, whose sums are
-	 * the tile unit's) and its name: "scalar", "avx2", "avx512bf16" or
-	 * "amx" */
+	 * the tile unit's) and its name: "scalar", "avx2", "avx512" (FMA on
+	 * the widened pairs), "avx512bf16" or "amx" */
 	emb_gemm_bf16_fn gemm_bf16;
 	const char *bf16_name;
 	/* the packing of operands made at run time for it (attention's K
@@ -206,7 +206,9 @@ extern const emb_kernels emb_kernels_avx512;
  *   "amx"      AVX-512 float, AMX-INT8 int8 GEMM, AMX-BF16 bf16 GEMM
  *              (where the CPU has AMX and the OS grants the tile state)
  * The bf16 GEMM: scalar in "scalar", AVX2 in "avx2" and "avxvnni", and
- * in "avx512" and "vnni" AVX-512 BF16 where the CPU has it, else AVX2.
+ * in "avx512" and "vnni" AVX-512 BF16 where the CPU has it, else the
+ * AVX-512 float variant's own (emb_kernels_avx512.gemm_bf16: the pairs
+ * widened to fp32 and multiplied by FMA on the fp32 GEMM's tiles).
  */
 const emb_kernels *emb_kernels_get(const char *isa);
 /*

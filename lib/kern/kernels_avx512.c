@@ -2,6 +2,7 @@
  * kernels_avx512.c - AVX-512 (F/BW/VL/DQ) kernels; compiled with
  * $(AVX512_CFLAGS) and only called after a CPU check (cpu.c).
  */
+#include "kern/bkernels.h"
 #include "kern/kernels.h"
 
 #ifdef EMB_HAVE_AVX512
@@ -166,16 +167,40 @@ INLINE __m512 act_v(__m512 v, int act)
 #define GEMM_XP (96 * 1536)
 #define GEMM_DIRECT 4   /* up to this many panels, x is read in place */
 
+/* x rounded to bf16 as the bf16 GEMMs round (emb_f32_to_bf16_ftz), as
+ * fp32: subnormals to their sign's zero, NaN quieted, else to nearest
+ * even */
+INLINE __m512 round_bf16(__m512 x)
+{
+	const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+	__m512i u = _mm512_castps_si512(x);
+	__m512i e = _mm512_and_si512(u, _mm512_set1_epi32(0x7f800000));
+	__m512i m = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+	__mmask16 nan = _mm512_cmpgt_epi32_mask(m, _mm512_set1_epi32(0x7f800000));
+	__mmask16 den = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
+	__m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+		_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
+
+	r = _mm512_and_si512(r, hi);
+	r = _mm512_mask_and_epi32(r, nan, _mm512_or_si512(u,
+	                          _mm512_set1_epi32(0x00400000)), hi);
+	r = _mm512_mask_and_epi32(r, den, u, _mm512_set1_epi32((int)0x80000000u));
+	return _mm512_castsi512_ps(r);
+}
+
 /*
  * x (rows, ldx) columns k0..k0+kc -> strips (rows rounded up to 8, kc,
  * 8): strip s, row r, k t at xp[(s * kc + t) * 8 + r]; rows past `rows`
  * are 0.  Eight whole rows and 16 k at a time by a transpose in
- * registers; tails one float at a time.
+ * registers; tails one float at a time.  BF (the bf16 GEMM; k0 even):
+ * each value rounded to bf16, each pair's two swapped, 0 from k = kx on.
  */
 static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
-                   int kc)
+                   int kc, int kx, int BF)
 {
 	int s, t, r;
+	/* the whole vectors stay inside the row's kx values */
+	int kf = BF && kx - k0 < kc ? kx - k0 : kc;
 
 	for (s = 0; s * GEMM_MR < rows; s++) {
 		float *d = xp + (size_t)s * kc * GEMM_MR;
@@ -184,10 +209,14 @@ static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
 
 		t = 0;
 		if (nr == GEMM_MR) {
-			for (; t + 16 <= kc; t += 16) {
+			for (; t + 16 <= kf; t += 16) {
 				__m512 a[8], u[8];
-				for (r = 0; r < 8; r++)
+				for (r = 0; r < 8; r++) {
 					a[r] = _mm512_loadu_ps(src + (size_t)r * ldx + t);
+					if (BF)
+						a[r] = _mm512_permute_ps(round_bf16(a[r]),
+						                         _MM_SHUFFLE(2, 3, 0, 1));
+				}
 				/* pairs of rows, then quads: u[j] (j < 4) holds rows
 				 * 0-3 of k 4l + j in lane l, u[4 + j] rows 4-7 */
 				for (r = 0; r < 8; r += 2) {
@@ -227,29 +256,34 @@ static void pack_x(float *xp, const float *x, int ldx, int rows, int k0,
 			}
 		}
 		for (; t < kc; t++)
-			for (r = 0; r < GEMM_MR; r++)
-				d[(size_t)t * GEMM_MR + r] = r < nr ?
-				        src[(size_t)r * ldx + t] : 0.0f;
+			for (r = 0; r < GEMM_MR; r++) {
+				int tt = BF ? t ^ 1 : t;        /* BF: the pair swapped */
+				float v = r < nr && k0 + tt < kx ?
+				          src[(size_t)r * ldx + tt] : 0.0f;
+				if (BF)
+					v = emb_bf16_to_f32(emb_f32_to_bf16_ftz(v));
+				d[(size_t)t * GEMM_MR + r] = v;
+			}
 	}
 }
 
 /*
- * One register tile: MR rows (mr of them real) x NP panels of y, the k
- * chunk k0..k1 of k.  xs: the rows' strip of the chunk, or with DIRECT
- * the first row's float k0 in x itself (rows ldx apart); wp: the first
- * panel, all k (a panel is k x 16); nlast: valid columns of the last
+ * One register tile: MR rows (mr of them real) x NP panels of y, one
+ * chunk of kn values of k.  xs: the rows' strip of the chunk, or with
+ * DIRECT the first row's first float of the chunk in x itself (rows ldx
+ * apart); wc: the chunk's first k of the first panel (16 floats a k),
+ * the next panels ps floats apart; nlast: valid columns of the last
  * panel (1..16).  The first chunk starts from 0, the others from the
  * partial sums in y; the last adds the bias and applies act.
  */
 TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
-                 const float *wp, const float *b, int k, int k0, int k1,
-                 int MR, int mr, int NP, int nlast, int act, int DIRECT)
+                 const float *wc, size_t ps, const float *b, int kn,
+                 int first, int last, int MR, int mr, int NP, int nlast,
+                 int act, int DIRECT)
 {
 	__m512 acc[GEMM_MR][3];
 	const float *xr[GEMM_MR];
-	const float *w0 = wp + (size_t)k0 * EMB_PANEL;
-	const float *w1 = w0 + (size_t)EMB_PANEL * k;
-	const float *w2 = w1 + (size_t)EMB_PANEL * k;
+	const float *w0 = wc, *w1 = w0 + ps, *w2 = w1 + ps;
 
 #pragma GCC unroll 8
 	for (int r = 0; r < MR; r++)    /* DIRECT: rows past mr read row mr - 1 */
@@ -259,11 +293,11 @@ TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
 #pragma GCC unroll 3
 		for (int c = 0; c < NP; c++) {
 			__mmask16 mk = c == NP - 1 ? lanes(nlast) : (__mmask16)0xffff;
-			acc[r][c] = k0 == 0 || r >= mr ? _mm512_setzero_ps() :
+			acc[r][c] = first || r >= mr ? _mm512_setzero_ps() :
 			            _mm512_maskz_loadu_ps(mk, y + (size_t)r * ldy +
 			                                      c * EMB_PANEL);
 		}
-	for (int t = 0; t < k1 - k0; t++) {
+	for (int t = 0; t < kn; t++) {
 		__m512 wv0 = _mm512_loadu_ps(w0 + (size_t)t * EMB_PANEL);
 		__m512 wv1 = NP > 1 ? _mm512_loadu_ps(w1 + (size_t)t * EMB_PANEL) : wv0;
 		__m512 wv2 = NP > 2 ? _mm512_loadu_ps(w2 + (size_t)t * EMB_PANEL) : wv0;
@@ -281,14 +315,14 @@ TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
 #pragma GCC unroll 3
 	for (int c = 0; c < NP; c++) {
 		__mmask16 mk = c == NP - 1 ? lanes(nlast) : (__mmask16)0xffff;
-		__m512 bv = b && k1 == k ? _mm512_maskz_loadu_ps(mk, b + c * EMB_PANEL)
+		__m512 bv = b && last ? _mm512_maskz_loadu_ps(mk, b + c * EMB_PANEL)
 		                         : _mm512_setzero_ps();
 #pragma GCC unroll 8
 		for (int r = 0; r < MR; r++) {
 			__m512 v = acc[r][c];
 			if (r >= mr)
 				break;
-			if (k1 == k) {
+			if (last) {
 				if (b)
 					v = _mm512_add_ps(v, bv);
 				v = act_v(v, act);
@@ -301,29 +335,63 @@ TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
 #define TILE_CASES(NP, D) \
 	do { \
 		if (mr > 4) \
-			tile(yy, ldy, xs, ldx, w, bb, k, k0, k1, 8, mr, NP, nlast, \
-			     act, D); \
+			tile(yy, ldy, xs, ldx, wc, ps, bb, k1 - k0, k0 == 0, \
+			     k1 == k, 8, mr, NP, nlast, act, D); \
 		else \
-			tile(yy, ldy, xs, ldx, w, bb, k, k0, k1, 4, mr, NP, nlast, \
-			     act, D); \
+			tile(yy, ldy, xs, ldx, wc, ps, bb, k1 - k0, k0 == 0, \
+			     k1 == k, 4, mr, NP, nlast, act, D); \
 	} while (0)
 
 /*
- * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act a constant
- * after inlining.  The blocking above; the packed block of x lives on
- * the stack (GEMM_XP floats, 576 KiB: the thread pool's workers have 8
- * MiB stacks).
+ * The bf16 GEMM (bkernels.h) on the same tiles: each pair of k taken odd
+ * element first, so the formula's sum is one in-order sum over the
+ * swapped sequence of k2 values, which the fp32 tile makes (a product
+ * of two bf16 values is exact, so each fused multiply-add is the
+ * formula's one rounding).  The rows of x are rounded to bf16 and
+ * swapped as they are packed; each chunk of the group's panels is
+ * widened from its pairs into wx (3 x GEMM_KC x 16 floats, in L1) before
+ * the strips sweep it.
+ */
+/* wx (np, t1 - t0, 16) = the pairs [t0/2, t1/2) of np panels of wb (k2
+ * values each), odd element first: the high half of a pair's 32 bits,
+ * then the low half shifted up */
+static void widen_bf16(float *wx, const uint16_t *wb, int np, int k2,
+                       int t0, int t1)
+{
+	const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+
+	for (int c = 0; c < np; c++) {
+		const uint16_t *w = wb + (size_t)c * EMB_PANEL * k2;
+		float *o = wx + (size_t)c * (t1 - t0) * EMB_PANEL;
+		for (int t = t0; t < t1; t += 2, o += 2 * EMB_PANEL) {
+			__m512i v = _mm512_loadu_si512((const void *)(w + (size_t)t *
+			                                              EMB_PANEL));
+			_mm512_storeu_si512((void *)o, _mm512_and_si512(v, hi));
+			_mm512_storeu_si512((void *)(o + EMB_PANEL),
+			                    _mm512_slli_epi32(v, 16));
+		}
+	}
+}
+
+/*
+ * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act and BF
+ * constants after inlining.  BF: W is bf16 (wb, bkernels.h), k runs
+ * over k2 (k rounded up to even), as above; else W is wp.  The blocking
+ * above; the packed block of x lives on the stack (GEMM_XP floats, 576
+ * KiB, and wx's 36 KiB: the thread pool's workers have 8 MiB stacks).
  */
 INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
-                      const float *wp, const float *b, int m, int n, int k,
-                      int act)
+                      const float *wp, const uint16_t *wb, const float *b,
+                      int m, int n, int kx, int act, int BF)
 {
 	float xp[GEMM_XP] __attribute__((aligned(64)));
+	float wx[BF ? 3 * GEMM_KC * EMB_PANEL : 1] __attribute__((aligned(64)));
+	int k = BF ? (kx + 1) / 2 * 2 : kx;
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
 	int nkc = (k + GEMM_KC - 1) / GEMM_KC;
 	int kc = ((k + nkc - 1) / nkc + 15) / 16 * 16;
 	int span = k, mc;
-	int direct = np <= GEMM_DIRECT;
+	int direct = !BF && np <= GEMM_DIRECT;
 
 	/* a span of k whose strips fit xp for 8 rows or more */
 	if ((size_t)span * GEMM_MR > GEMM_XP)
@@ -339,16 +407,24 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 			for (int k0 = s0; k0 < s1 && !direct; k0 += kc) {
 				int k1 = k0 + kc < s1 ? k0 + kc : s1;
 				pack_x(xp + (size_t)(k0 - s0) * rpad, x + (size_t)i0 * ldx,
-				       ldx, rows, k0, k1 - k0);
+				       ldx, rows, k0, k1 - k0, kx, BF);
 			}
 			for (int p = 0, npp; p < np; p += npp) {
 				/* threes, and two twos for a last four */
 				npp = np - p == 4 ? 2 : np - p < 3 ? np - p : 3;
 				int nlast = n - (p + npp - 1) * EMB_PANEL;
-				const float *w = wp + (size_t)p * EMB_PANEL * k;
 				const float *bb = b ? b + p * EMB_PANEL : NULL;
 				for (int k0 = s0; k0 < s1; k0 += kc) {
 					int k1 = k0 + kc < s1 ? k0 + kc : s1;
+					/* the chunk's first k of panel p, the panels ps
+					 * floats apart */
+					const float *wc = BF ? wx : wp + (size_t)p * EMB_PANEL *
+					                  k + (size_t)k0 * EMB_PANEL;
+					size_t ps = BF ? (size_t)(k1 - k0) * EMB_PANEL :
+					            (size_t)k * EMB_PANEL;
+					if (BF)
+						widen_bf16(wx, wb + (size_t)p * EMB_PANEL * k, npp, k,
+						           k0, k1);
 					for (int i = 0; i < rows; i += GEMM_MR) {
 						int mr = rows - i < GEMM_MR ? rows - i : GEMM_MR;
 						float *yy = y + (size_t)(i0 + i) * ldy +
@@ -381,7 +457,7 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
                         const float *wp, const float *b, int m, int n, int k)
 {
-	gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+	gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, 0);
 }
 
 // act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
@@ -391,18 +467,26 @@ static void gemm_act_avx512(float *y, int ldy, const float *x, int ldx,
 {
 	switch (act) {
 	case EMB_KACT_GELU:
-		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU);
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_GELU, 0);
 		break;
 	case EMB_KACT_GELU_TANH:
-		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_GELU_TANH);
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_GELU_TANH, 0);
 		break;
 	case EMB_KACT_RELU:
-		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_RELU);
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_RELU, 0);
 		break;
 	default:
-		gemm_core(y, ldy, x, ldx, wp, b, m, n, k, EMB_KACT_NONE);
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, 0);
 		break;
 	}
+}
+
+// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16 (bkernels.h)
+static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
+                             const uint16_t *wb, const float *b, int m,
+                             int n, int k)
+{
+	gemm_core(y, ldy, x, ldx, NULL, wb, b, m, n, k, EMB_KACT_NONE, 1);
 }
 
 INLINE float hsum(__m512 v)
@@ -751,6 +835,8 @@ const emb_kernels emb_kernels_avx512 = {
 	.axpy = axpy_avx512,
 	.hamming8 = hamming8_avx512,
 	.dot4 = dot4_avx512,
+	.gemm_bf16 = gemm_bf16_avx512,
+	.bf16_name = "avx512",
 };
 
 #else

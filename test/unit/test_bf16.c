@@ -9,10 +9,11 @@
  * 3. The scalar GEMM is the documented formula: equal, bit for bit, to a
  *    plain loop over the unpacked, rounded operands in the documented
  *    order, and within bf16 rounding of the fp32 product.
- * 4. The AVX2 and AVX-512 BF16 GEMMs equal the scalar one bit for bit on
- *    every tile tail (m around the 4- and 8-row tiles), n across panel
- *    boundaries, k odd, even and across the 256-k blocks, with and
- *    without bias, wider strides, a panel offset, and write nothing
+ * 4. The AVX2, AVX-512 and AVX-512 BF16 GEMMs equal the scalar one bit
+ *    for bit on every tile tail (m around the 4- and 8-row tiles), n
+ *    across panel boundaries, k odd, even and across the 192- and 256-k
+ *    chunks (and, for AVX-512, past a span of its packed block), with
+ *    and without bias, wider strides, a panel offset, and write nothing
  *    outside y's block.  Skipped where the CPU lacks them (the AVX-512
  *    BF16 one needs avx512_bf16).
  * 5. The AMX-BF16 GEMM is within a few fp32 roundings of the scalar one
@@ -404,6 +405,31 @@ Test(bf16, avx512bf16_equals_scalar)
 	check_kernel(f, "avx512bf16");
 }
 
+/* the AVX-512 (F) one, the products by FMA on the fp32 GEMM's tiles:
+ * the float table's own bf16 GEMM, tested whether or not the CPU has
+ * avx512_bf16 (where it has, the tables take the vdpbf16ps one) */
+Test(bf16, avx512_equals_scalar)
+{
+#ifdef EMB_HAVE_AVX512
+	emb_gemm_bf16_fn f = emb_kernels_avx512.gemm_bf16;
+	prob p;
+
+	if (!(emb_cpu_features() & EMB_CPU_AVX512))
+		cr_skip_test("no AVX-512 on this CPU");
+	cr_assert(f);
+	check_kernel(f, "avx512");
+	/* k past the 18432 of one span of the packed block of x, odd */
+	prob_make(&p, 9, 20, 18437);
+	check_same(f, &p, 9, 20, 0, 1, "avx512 long k");
+	check_same(f, &p, 3, 17, 0, 0, "avx512 long k");
+	prob_free(&p);
+	if (!emb_gemm_bf16_avx512() && emb_kernels_get("avx512"))
+		cr_expect_eq(emb_kernels_get("avx512")->gemm_bf16, f);
+#else
+	cr_skip_test("this build has no AVX-512 kernels");
+#endif
+}
+
 /*
  * AMX-BF16 against the scalar GEMM.  Not bit for bit: tdpbf16ps rounds
  * each pair's two products as one sum and adds 16 pairs per step in an
@@ -518,6 +544,8 @@ Test(bf16, tables_have_a_bf16_gemm)
 	}
 	if (emb_gemm_bf16_avx512() && emb_kernels_get("avx512"))
 		cr_assert_str_eq(emb_kernels_get("avx512")->bf16_name, "avx512bf16");
+	else if (emb_kernels_get("avx512"))
+		cr_assert_str_eq(emb_kernels_get("avx512")->bf16_name, "avx512");
 }
 
 /* /proc/cpuinfo's first line that starts with KEY contains WORD (as a
