@@ -385,7 +385,7 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
                       int m, int n, int kx, int act, int BF)
 {
 	float xp[GEMM_XP] __attribute__((aligned(64)));
-	float wx[BF ? 3 * GEMM_KC * EMB_PANEL : 1] __attribute__((aligned(64)));
+	float wx[3 * GEMM_KC * EMB_PANEL] __attribute__((aligned(64)));  /* BF */
 	int k = BF ? (kx + 1) / 2 * 2 : kx;
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
 	int nkc = (k + GEMM_KC - 1) / GEMM_KC;
