@@ -288,6 +288,17 @@ TILE_INLINE void tile(float *y, int ldy, const float *xs, int ldx,
 #pragma GCC unroll 8
 	for (int r = 0; r < MR; r++)    /* DIRECT: rows past mr read row mr - 1 */
 		xr[r] = xs + (size_t)(r < mr ? r : mr - 1) * ldx;
+	/* the first chunk's output lines, for writing, while its k loop
+	 * runs: y is often not in cache (a layer's whole output), and the
+	 * stores would wait on each line */
+	if (first)
+#pragma GCC unroll 8
+		for (int r = 0; r < MR; r++)
+#pragma GCC unroll 3
+			for (int c = 0; c < NP; c++)
+				if (r < mr)
+					__asm__ volatile("prefetchw %0" : : "m"(*(const char *)
+					                 (y + (size_t)r * ldy + c * EMB_PANEL)));
 #pragma GCC unroll 8
 	for (int r = 0; r < MR; r++)
 #pragma GCC unroll 3
