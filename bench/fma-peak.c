@@ -159,32 +159,37 @@ static void chunkbf16(void)
 	sink = _mm512_reduce_add_ps(s);
 }
 
+/* twelve vpdpbusd chains on c[0..11] with the operand a, in one block
+ * the compiler leaves as written */
+#define VNNI12 \
+	"vpdpbusd %12, %12, %0\n\tvpdpbusd %12, %12, %1\n\t" \
+	"vpdpbusd %12, %12, %2\n\tvpdpbusd %12, %12, %3\n\t" \
+	"vpdpbusd %12, %12, %4\n\tvpdpbusd %12, %12, %5\n\t" \
+	"vpdpbusd %12, %12, %6\n\tvpdpbusd %12, %12, %7\n\t" \
+	"vpdpbusd %12, %12, %8\n\tvpdpbusd %12, %12, %9\n\t" \
+	"vpdpbusd %12, %12, %10\n\tvpdpbusd %12, %12, %11"
+
 __attribute__((target("avx512f,avx512vnni")))
 static void chunkvnni(void)
 {
-	/* u8 ones times s8 ones: sums that grow by 4 a step, no overflow */
+	/* u8 ones times s8 ones: each chain grows by 4 a step, far from
+	 * overflow in a chunk; the chains named (an array of them is kept
+	 * in memory across the asm) */
 	__m512i a = _mm512_set1_epi8(1);
-	__m512i c0 = _mm512_set1_epi32(0), c1 = _mm512_set1_epi32(1),
-	        c2 = _mm512_set1_epi32(2), c3 = _mm512_set1_epi32(3),
-	        c4 = _mm512_set1_epi32(4), c5 = _mm512_set1_epi32(5),
-	        c6 = _mm512_set1_epi32(6), c7 = _mm512_set1_epi32(7),
-	        c8 = _mm512_set1_epi32(8), c9 = _mm512_set1_epi32(9),
-	        c10 = _mm512_set1_epi32(10), c11 = _mm512_set1_epi32(11);
-	for (long i = 0; i < ITERS; i++) {
-		c0 = _mm512_dpbusd_epi32(c0, a, a); c1 = _mm512_dpbusd_epi32(c1, a, a);
-		c2 = _mm512_dpbusd_epi32(c2, a, a); c3 = _mm512_dpbusd_epi32(c3, a, a);
-		c4 = _mm512_dpbusd_epi32(c4, a, a); c5 = _mm512_dpbusd_epi32(c5, a, a);
-		c6 = _mm512_dpbusd_epi32(c6, a, a); c7 = _mm512_dpbusd_epi32(c7, a, a);
-		c8 = _mm512_dpbusd_epi32(c8, a, a); c9 = _mm512_dpbusd_epi32(c9, a, a);
-		c10 = _mm512_dpbusd_epi32(c10, a, a); c11 = _mm512_dpbusd_epi32(c11, a, a);
-		__asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3),
-		                 "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
-		                 "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
-	}
-	__m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
-	            _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
-	s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11)));
-	sink = (float)_mm512_reduce_add_epi32(s);
+	__m512i c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11;
+
+	c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = c8 = c9 = c10 = c11 = a;
+	for (long i = 0; i < ITERS; i++)
+		__asm__ volatile(VNNI12
+		                 : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3),
+		                   "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
+		                   "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11)
+		                 : "v"(a));
+	c0 = _mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3));
+	c4 = _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7));
+	c8 = _mm512_add_epi32(_mm512_add_epi32(c8, c9), _mm512_add_epi32(c10, c11));
+	sink = (float)_mm512_reduce_add_epi32(_mm512_add_epi32(c0,
+	                                      _mm512_add_epi32(c4, c8)));
 }
 
 /* the 64-byte ldtilecfg operand, palette 1: tiles 0-7 of 16 rows x 64

@@ -27,6 +27,7 @@ def jl(name):
 
 raw, acc, peak = jl("raw.jsonl"), jl("acc.jsonl"), jl("peak.jsonl")
 peak_bf16 = jl("peak-bf16.jsonl")
+peak_vnni = jl("peak-vnni.jsonl")
 ENGINES = [
     ("emb-fp32", "emb-encode --pool, text in, whole process"),
     ("emb-fwd", "emb-encode --pool, ids in, start-up and model load taken off"),
@@ -96,6 +97,9 @@ P.append("FMA peak (fp32, bench/fma-peak.c, this run): " + ", ".join(
 P.append("bf16 dot product ceiling (vdpbf16ps, bench/fma-peak.c --bf16, this run): " + (", ".join(
     "%d thread(s) %.1f GFLOP/s" % (p["threads"], p["gflops"]) for p in peak_bf16) + "."
     if peak_bf16 else "none (no AVX-512 BF16 on this CPU)."))
+P.append("int8 dot product ceiling (vpdpbusd, bench/fma-peak.c --vnni, this run): " + (", ".join(
+    "%d thread(s) %.1f GOP/s" % (p["threads"], p["gflops"]) for p in peak_vnni) + "."
+    if peak_vnni else "none (no AVX-512 VNNI on this CPU)."))
 P.append("Load (uptime) before the timings: `%s`; after: `%s`." % (LOAD0.strip(), LOAD1.strip()))
 P.append("")
 for wl in WLS:
