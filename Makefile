@@ -93,7 +93,7 @@ lib/libemb.a: $(LIB_OBJ)
 # every object depends on every header: coarse, but never stale
 HDR = lib/emb.h lib/base/base.h lib/base/half.h lib/base/bigmem.h lib/base/cpu.h lib/base/threadpool.h lib/kern/kernels.h \
 	lib/base/strmap.h lib/base/utf8.h lib/base/grow.h \
-	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/numfmt.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
+	lib/kern/qkernels.h lib/kern/bkernels.h lib/kern/round512.h lib/kern/amx.h lib/io/io.h lib/io/file.h lib/io/jscan.h lib/io/numfmt.h lib/io/record.h lib/io/safetensors-internal.h lib/st/ckpt.h lib/tok/tok.h lib/tok/tok-internal.h \
 	lib/tok/text.h lib/tok/vocab.h lib/tok/acmatch.h lib/tool/outwrite.h lib/tool/mask.h lib/tool/modcheck.h lib/tool/encode.h lib/tool/xalloc.h \
 	lib/tool/quantize.h lib/tool/vstate.h lib/tool/mcase.h \
 	lib/nn/nn.h lib/nn/nn-internal.h lib/st/st.h lib/tool/emb-tool.h lib/tool/driver.h \

@@ -8,6 +8,7 @@
 #ifdef EMB_HAVE_AVX512
 #include <immintrin.h>
 #include <math.h>
+#include "kern/round512.h"
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -167,25 +168,12 @@ INLINE __m512 act_v(__m512 v, int act)
 #define GEMM_XP (96 * 1536)
 #define GEMM_DIRECT 4   /* up to this many panels, x is read in place */
 
-/* x rounded to bf16 as the bf16 GEMMs round (emb_f32_to_bf16_ftz), as
- * fp32: subnormals to their sign's zero, NaN quieted, else to nearest
- * even */
+/* x rounded to bf16 as the bf16 GEMMs round (emb_f32_to_bf16_ftz,
+ * round512.h), as fp32 */
 INLINE __m512 round_bf16(__m512 x)
 {
-	const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-	__m512i u = _mm512_castps_si512(x);
-	__m512i e = _mm512_and_si512(u, _mm512_set1_epi32(0x7f800000));
-	__m512i m = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-	__mmask16 nan = _mm512_cmpgt_epi32_mask(m, _mm512_set1_epi32(0x7f800000));
-	__mmask16 den = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
-	__m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-		_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
-
-	r = _mm512_and_si512(r, hi);
-	r = _mm512_mask_and_epi32(r, nan, _mm512_or_si512(u,
-	                          _mm512_set1_epi32(0x00400000)), hi);
-	r = _mm512_mask_and_epi32(r, den, u, _mm512_set1_epi32((int)0x80000000u));
-	return _mm512_castsi512_ps(r);
+	return _mm512_castsi512_ps(_mm512_and_si512(emb_round_bf16_hi512(
+		_mm512_castps_si512(x)), _mm512_set1_epi32((int)0xffff0000u)));
 }
 
 /*

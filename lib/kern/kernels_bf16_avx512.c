@@ -23,6 +23,7 @@
     ((defined(__clang__) && __clang_major__ >= 9) || \
      (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10))
 #include <immintrin.h>
+#include "kern/round512.h"
 
 #define BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define INL static inline __attribute__((always_inline))
@@ -38,31 +39,12 @@
 
 #define R512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-/* 16 floats rounded as emb_f32_to_bf16_ftz rounds (integer steps:
- * subnormals to signed zero, NaN quieted, else nearest even): each
- * lane's bf16 in its high 16 bits, the low 16 bits left as they fall */
-R512 INL __m512i round_hi(__m512i u)
-{
-	const __m512i abs = _mm512_set1_epi32(0x7fffffff);
-	const __m512i inf = _mm512_set1_epi32(0x7f800000);
-	__mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
-	__mmask16 den = _mm512_testn_epi32_mask(u, inf);
-	__m512i v = _mm512_add_epi32(u, _mm512_add_epi32(
-		_mm512_set1_epi32(0x7fff),
-		_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
-
-	v = _mm512_mask_mov_epi32(v, nan,
-	                          _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
-	return _mm512_mask_mov_epi32(v, den, _mm512_and_si512(u,
-	                             _mm512_set1_epi32((int)0x80000000u)));
-}
-
 /* the bf16 pairs (e, o) of 16 lanes: e's bf16 low, o's high (one
  * vdpbf16ps operand when e and o are a pair's two elements) */
 R512 INL __m512i pairs(__m512i e, __m512i o)
 {
-	return _mm512_or_si512(_mm512_srli_epi32(round_hi(e), 16),
-	                       _mm512_and_si512(round_hi(o),
+	return _mm512_or_si512(_mm512_srli_epi32(emb_round_bf16_hi512(e), 16),
+	                       _mm512_and_si512(emb_round_bf16_hi512(o),
 	                                        _mm512_set1_epi32((int)0xffff0000u)));
 }
 
@@ -109,9 +91,9 @@ R512 INL __m512i row_pairs_int(const float *src, __mmask16 m0, __mmask16 m1)
 		53, 55, 57, 59, 61, 63 };
 
 	return _mm512_permutex2var_epi16(
-		round_hi(_mm512_maskz_loadu_epi32(m0, src)),
+		emb_round_bf16_hi512(_mm512_maskz_loadu_epi32(m0, src)),
 		_mm512_loadu_si512((const void *)odd),
-		round_hi(_mm512_maskz_loadu_epi32(m1, src + 16)));
+		emb_round_bf16_hi512(_mm512_maskz_loadu_epi32(m1, src + 16)));
 }
 
 /* ... or by one vcvtne2ps2bf16 (AVX512_BF16), whose rounding is
