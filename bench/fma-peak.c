@@ -159,8 +159,8 @@ static void chunkbf16(void)
 	sink = _mm512_reduce_add_ps(s);
 }
 
-/* twelve vpdpbusd chains on c[0..11] with the operand a, in one block
- * the compiler leaves as written */
+/* twelve vpdpbusd chains on operands 0-11 with operand 12 (a), in one
+ * block the compiler leaves as written */
 #define VNNI12 \
 	"vpdpbusd %12, %12, %0\n\tvpdpbusd %12, %12, %1\n\t" \
 	"vpdpbusd %12, %12, %2\n\tvpdpbusd %12, %12, %3\n\t" \
