@@ -70,11 +70,19 @@ static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 	                             (emb_cpu_features() & EMB_CPU_BF16_FAST)));
 }
 
+/* the AVX-512 BF16 GEMM where vdpbf16ps runs at the FMA's rate
+ * (EMB_CPU_BF16_FAST: AMD's), else NULL: Intel's runs it at half that
+ * rate, so there the FMA GEMM on the widened pairs (the same bits) is
+ * the faster one */
+static emb_gemm_bf16_fn bf16_dot(unsigned cpu)
+{
+	return (cpu & EMB_CPU_BF16_FAST) ? emb_gemm_bf16_avx512() : NULL;
+}
+
 static void build(void)
 {
 	unsigned cpu = emb_cpu_features();
 
-	(void)cpu;
 	make(T_SCALAR, &emb_kernels_scalar, emb_gemm_i8_scalar, "scalar",
 	     emb_u8_quantize_rows, NULL);
 #ifdef EMB_HAVE_AVX2
@@ -139,12 +147,12 @@ static void build(void)
 	make_bf16(T_SCALAR, emb_gemm_bf16_scalar, "scalar");
 	make_bf16(T_AVX2, NULL, NULL);
 	make_bf16(T_AVXVNNI, NULL, NULL);
-	make_bf16(T_AVX512, emb_gemm_bf16_avx512(), "avx512bf16");
-	make_bf16(T_VNNI, emb_gemm_bf16_avx512(), "avx512bf16");
+	make_bf16(T_AVX512, bf16_dot(cpu), "avx512bf16");
+	make_bf16(T_VNNI, bf16_dot(cpu), "avx512bf16");
 	if (emb_gemm_bf16_amx())
 		make_bf16(T_AMX, emb_gemm_bf16_amx(), "amx");
 	else
-		make_bf16(T_AMX, emb_gemm_bf16_avx512(), "avx512bf16");
+		make_bf16(T_AMX, bf16_dot(cpu), "avx512bf16");
 }
 
 /* why the amx table is missing: the CPU or OS (base/cpu.c), else the

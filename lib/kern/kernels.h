@@ -206,9 +206,12 @@ extern const emb_kernels emb_kernels_avx512;
  *   "amx"      AVX-512 float, AMX-INT8 int8 GEMM, AMX-BF16 bf16 GEMM
  *              (where the CPU has AMX and the OS grants the tile state)
  * The bf16 GEMM: scalar in "scalar", AVX2 in "avx2" and "avxvnni", and
- * in "avx512" and "vnni" AVX-512 BF16 where the CPU has it, else the
- * AVX-512 float variant's own (emb_kernels_avx512.gemm_bf16: the pairs
- * widened to fp32 and multiplied by FMA on the fp32 GEMM's tiles).
+ * in "avx512" and "vnni" AVX-512 BF16 where the CPU runs vdpbf16ps at
+ * its FMA rate (EMB_CPU_BF16_FAST), else the AVX-512 float variant's
+ * own (emb_kernels_avx512.gemm_bf16: the pairs widened to fp32 and
+ * multiplied by FMA on the fp32 GEMM's tiles; twice the AVX-512 BF16
+ * GEMM's speed on Intel's cores, where vdpbf16ps runs at half the FMA
+ * rate).
  */
 const emb_kernels *emb_kernels_get(const char *isa);
 /*
