@@ -11,7 +11,10 @@
  * "blocked": BIG rows (out of cache, as in a forward pass) in blocks of
  * 96 rows, each quantized then multiplied, as emb's W8A8 linear does,
  * against the fp32 kernel on the same blocks, and the bf16 kernel on
- * them (activations rounded inside, per block).
+ * them (activations rounded inside, per block).  Where the CPU has
+ * AVX-512 BF16 and the table chose another bf16 GEMM (Intel's cores
+ * without AMX, whose vdpbf16ps runs at half the FMA rate), the
+ * vdpbf16ps GEMM in cache too ("gflops_bf16_dot").
  * The kernel table is the one emb picks ($EMB_ISA or the CPU's best):
  * EMB_ISA=amx and EMB_ISA=vnni give the AMX and the AVX-512 int8 and
  * bf16 kernels beside the same AVX-512 fp32 one.
@@ -45,6 +48,11 @@ int main(int argc, char **argv)
 		k = NULL;
 	emb_gemm_i8_fn gi8 = k ? k->gemm_i8 : NULL;
 	emb_u8_quant_fn quant = k ? k->u8_quantize : NULL;
+	/* the AVX-512 BF16 GEMM where the CPU has it and the table chose
+	 * another (vdpbf16ps at half the FMA rate): timed beside it */
+	emb_gemm_bf16_fn dot = emb_gemm_bf16_avx512();
+	if (k && dot == k->gemm_bf16)
+		dot = NULL;
 	const char *kname = k ? k->i8_name : NULL;
 	if (!gi8 || !k || m < 1 || big < 96) {
 		fprintf(stderr, "gemm-i8-bench: no int8 kernel or bad M\n");
@@ -74,7 +82,7 @@ int main(int argc, char **argv)
 				wsum[j] += q[(size_t)j * kk + t];
 		}
 		emb_i8_pack(qp, q, n, kk);
-		double bf = 1e30, bi = 1e30, bq = 1e30, bb = 1e30;
+		double bf = 1e30, bi = 1e30, bq = 1e30, bb = 1e30, bd = 1e30;
 		int reps = (int)(4e7 / (2.0 * m * n * kk)) + 1;
 		for (int t = 0; t < 40; t++) {
 			double t0 = now();
@@ -90,6 +98,10 @@ int main(int argc, char **argv)
 			for (int r = 0; r < reps; r++)
 				k->gemm_bf16(y, n, x, kk, wb, b, m, n, kk);
 			double t4 = now();
+			for (int r = 0; dot && r < reps; r++)
+				dot(y, n, x, kk, wb, b, m, n, kk);
+			double t5 = now();
+			if ((t5 - t4) / reps < bd) bd = (t5 - t4) / reps;
 			if ((t4 - t3) / reps < bb) bb = (t4 - t3) / reps;
 			if ((t1 - t0) / reps < bf) bf = (t1 - t0) / reps;
 			if ((t2 - t1) / reps < bi) bi = (t2 - t1) / reps;
@@ -100,9 +112,13 @@ int main(int argc, char **argv)
 		       "\"n\":%d,\"k\":%d,"
 		       "\"gflops_f32\":%.1f,\"gops_i8\":%.1f,\"gops_i8_quant\":%.1f,"
 		       "\"quant_share\":%.3f,\"speedup\":%.2f,\"gflops_bf16\":%.1f,"
-		       "\"speedup_bf16\":%.2f}\n",
+		       "\"speedup_bf16\":%.2f",
 		       k->name, kname, k->bf16_name, m, n, kk, f / bf, f / bi,
 		       f / (bi + bq), bq / bi, bf / (bi + bq), f / bb, bf / bb);
+		if (dot)
+			printf(",\"gflops_bf16_dot\":%.1f,\"speedup_bf16_dot\":%.2f",
+			       f / bd, bf / bd);
+		printf("}\n");
 
 		/* blocked, out of cache */
 		float *bx = malloc(sizeof(float) * big * kk), *by = malloc(sizeof(float) * big * n);
