@@ -64,10 +64,10 @@ static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 		tables[t].bf16_pack_cols = emb_bf16_pack_cols_avx512();
 	}
 	/* attention in the int8 modes: in bf16 where that GEMM outruns the
-	 * fp32 one (the tiles; vdpbf16ps at the FMA's rate) */
+	 * fp32 one: the tiles, or vdpbf16ps (chosen by bf16_dot only where
+	 * it runs at the FMA's rate) */
 	tables[t].bf16_attn = g && (g == emb_gemm_bf16_amx() ||
-	                            (g == emb_gemm_bf16_avx512() &&
-	                             (emb_cpu_features() & EMB_CPU_BF16_FAST)));
+	                            g == emb_gemm_bf16_avx512());
 }
 
 /* the AVX-512 BF16 GEMM where vdpbf16ps runs at the FMA's rate
