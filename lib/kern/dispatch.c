@@ -63,9 +63,9 @@ static void make_bf16(int t, emb_gemm_bf16_fn g, const char *gn)
 		tables[t].bf16_pack_rows = emb_bf16_pack_rows_avx512();
 		tables[t].bf16_pack_cols = emb_bf16_pack_cols_avx512();
 	}
-	/* attention in the int8 modes: in bf16 where that GEMM outruns the
-	 * fp32 one: the tiles, or vdpbf16ps (chosen by bf16_dot only where
-	 * it runs at the FMA's rate) */
+	/* attention in the bf16 and int8 modes: in bf16 where that GEMM
+	 * outruns the fp32 one: the tiles, or vdpbf16ps (chosen by bf16_dot
+	 * only where it runs at the FMA's rate) */
 	tables[t].bf16_attn = g && (g == emb_gemm_bf16_amx() ||
 	                            g == emb_gemm_bf16_avx512());
 }

@@ -178,10 +178,11 @@ typedef struct emb_kernels {
 	 * and V; bkernels.h): the same bits in every version */
 	emb_bf16_pack_rows_fn bf16_pack_rows;
 	emb_bf16_pack_cols_fn bf16_pack_cols;
-	/* 1: the int8 modes run attention's two GEMMs through gemm_bf16
-	 * (as the bf16 mode does) where it outruns the fp32 GEMM: the AMX
-	 * GEMM, or the AVX-512 BF16 one on a CPU with EMB_CPU_BF16_FAST
-	 * (base/cpu.h); 0 elsewhere (fp32 attention) */
+	/* 1: the bf16 and int8 modes run attention's two GEMMs through
+	 * gemm_bf16 where it outruns the fp32 GEMM: the AMX GEMM, or the
+	 * AVX-512 BF16 one on a CPU with EMB_CPU_BF16_FAST (base/cpu.h); 0
+	 * elsewhere (fp32 attention: a bf16 GEMM on widened pairs is no
+	 * faster than the fp32 one, and rounding its operands costs) */
 	int bf16_attn;
 } emb_kernels;
 

@@ -157,9 +157,10 @@ int emb_rope_fwd(emb_model *m, const emb_rope *r, const emb_batch *b,
  * wait for the threads instead of two, no O(tokens) K/V buffer, and the
  * same arithmetic per element (bit-identical results).
  *
- * In the bf16 mode (prec.bf16), and in the int8 activation modes where
- * the kernel table says its bf16 GEMM outruns the fp32 one (bf16_attn),
- * both GEMMs are the bf16 GEMM of the kernel table: K and V^T packed as
+ * In the bf16 mode (prec.bf16) and the int8 activation modes, where the
+ * kernel table says its bf16 GEMM outruns the fp32 one (bf16_attn; on
+ * other CPUs fp32 attention is both faster and exact), both GEMMs are
+ * the bf16 GEMM of the kernel table: K and V^T packed as
  * its weights (kern/bkernels.h, rounded once when packed), Q and P
  * rounded inside the kernel.  The softmax is the table's softmax_bf16
  * (its exponentials to 7.5e-5, well inside the bf16 rounding that
@@ -497,7 +498,7 @@ int emb_attention_reserve(emb_model *m, int maxlen, emb_err *err)
 
 int emb_attention_bf16(const emb_model *m)
 {
-	return m->prec.bf16 || (m->prec.a8 && m->k->bf16_attn);
+	return (m->prec.bf16 || m->prec.a8) && m->k->bf16_attn;
 }
 
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,

@@ -525,8 +525,8 @@ typedef struct emb_attn {
  * -1 only when out of memory. */
 int emb_attention(emb_model *m, float *ctx, const emb_attn *a,
                   const emb_batch *b, emb_err *err);
-/* 1 when emb_attention runs its GEMMs in bf16: the bf16 mode, and the
- * int8 activation modes over a kernel table with bf16_attn */
+/* 1 when emb_attention runs its GEMMs in bf16: the bf16 and the int8
+ * activation modes over a kernel table with bf16_attn */
 int emb_attention_bf16(const emb_model *m);
 
 /* ------------------------------------------------------------------ */

@@ -2,9 +2,10 @@
  * test_attention.c - the attention layer (lib/nn/attention.c) against a
  * double-precision reference, with the options the families use:
  * grouped-query heads, causal and sliding-window masks, batching; the
- * fused one-job path against the two-phase one, bit for bit; and the
- * bf16 mode (both GEMMs in bf16) in every kernel table against a
- * reference over the operands rounded as the mode rounds them.
+ * fused one-job path against the two-phase one, bit for bit; the bf16
+ * attention (both GEMMs in bf16) in every kernel table against a
+ * reference over the operands rounded as the mode rounds them; and which
+ * modes take it over which tables.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -79,6 +80,16 @@ static void ref_attention(double *ctx, const emb_attn *a, int r0, int len,
 	free(e);
 }
 
+/* *k with bf16_attn set: the bf16 attention of a table that does not
+ * take it in the forward (its code is tested all the same) */
+static emb_kernels with_bf16_attn(const emb_kernels *k)
+{
+	emb_kernels c = *k;
+
+	c.bf16_attn = 1;
+	return c;
+}
+
 static emb_model *fake_model(const emb_kernels *k, int threads, int maxlen,
                              int bf16)
 {
@@ -107,7 +118,8 @@ static void free_fake(emb_model *m)
  * every kernel variant, the four masks (none, causal, window, both), the
  * batch against the oracle, each sequence alone against the batch, and
  * the two-phase path ($EMB_NO_FUSE) against the one the batch took, bit
- * for bit.  bf16: the bf16 mode in every full kernel table, against the
+ * for bit.  bf16: the bf16 mode in every full kernel table (bf16_attn
+ * set in a copy where the table leaves it 0), against the
  * reference over bf16 operands: all but one in a hundred elements
  * within 1e-5 and every one within TOL_BF (where the fp32 and the
  * double P fall on two sides of a bf16 rounding, that product moves by a
@@ -158,6 +170,7 @@ static void check_attention_mode(int heads, int kvh, int dh, const int *lens,
 	const int ldc = heads * dh;
 	const int ld = ldc + 2 * kvh * dh;     /* packed q|k|v rows */
 	const emb_kernels *v[8];
+	emb_kernels kc;
 	int nv = 0, start[12] = { 0 }, T;
 	emb_seq seqs[12];
 
@@ -190,10 +203,13 @@ static void check_attention_mode(int heads, int kvh, int dh, const int *lens,
 				.causal = mode & 1, .window = mode & 2 ? 9 : 0,
 			};
 			emb_batch b = { seqs, NS, start, T, maxlen };
-			emb_model *m = fake_model(v[vi], 2, maxlen, bf16);
+			emb_model *m;
 			double far = 0, sum = 0, maxe = 0;
 			size_t nfar = 0;
 			emb_err err;
+			kc = with_bf16_attn(v[vi]);
+			m = fake_model(bf16 ? &kc : v[vi], 2, maxlen, bf16);
+			cr_assert_eq(emb_attention_bf16(m), bf16);
 			cr_assert_eq(emb_attention(m, ctx, &a, &b, &err), 0, "%s", err.msg);
 			m->no_fuse = 1;
 			cr_assert_eq(emb_attention(m, two, &a, &b, &err), 0, "%s", err.msg);
@@ -277,10 +293,11 @@ Test(attention, fused_path_many_sequences)
 	check_attention(2, 2, 40, lens, 9, 64);
 }
 
-/* the int8 activation modes (W8A8, smoothed or not) run attention in
- * bf16 over a table with bf16_attn, the bf16 mode's bits, and in fp32
- * elsewhere, fp32's bits; W8 (int8 weights, fp32 compute) in fp32 */
-Test(attention, int8_modes_take_bf16_where_the_table_says)
+/* the bf16 mode and the int8 activation modes (W8A8, smoothed or not)
+ * run attention in bf16 over a table with bf16_attn, the bits of the
+ * table's bf16 attention, and in fp32 elsewhere, fp32's bits; W8 (int8
+ * weights, fp32 compute) and fp32 in fp32 everywhere */
+Test(attention, reduced_modes_take_bf16_where_the_table_says)
 {
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
 	                                    "avx512", "vnni", "amx" };
@@ -307,10 +324,12 @@ Test(attention, int8_modes_take_bf16_where_the_table_says)
 		};
 		emb_batch b = { seqs, 3, start, T, 40 };
 		emb_err err;
+		emb_kernels kc;
 		if (!k)
 			continue;
+		kc = with_bf16_attn(k);
 		for (int bf = 0; bf < 2; bf++) {
-			emb_model *m = fake_model(k, 2, 40, bf);
+			emb_model *m = fake_model(bf ? &kc : k, 2, 40, bf);
 			cr_assert_eq(emb_attention_bf16(m), bf);
 			cr_assert_eq(emb_attention(m, want[bf], &a, &b, &err), 0, "%s",
 			             err.msg);
@@ -318,30 +337,33 @@ Test(attention, int8_modes_take_bf16_where_the_table_says)
 		}
 		cr_assert(memcmp(want[0], want[1], (size_t)T * ldc * sizeof(float)),
 		          "%s: bf16 gives the fp32 bits", k->name);
-		for (int mode = 0; mode < 3; mode++) {
-			emb_model *m = fake_model(k, 2, 40, 0);
-			int bf = mode ? k->bf16_attn : 0;
-			m->prec.w8 = 1;
-			m->prec.a8 = (unsigned char)mode;
-			cr_assert_eq(emb_attention_bf16(m), bf, "%s mode %d", k->name,
-			             mode);
+		/* W8, W8A8, W8A8 smoothed, bf16, fp32 */
+		for (int mode = 0; mode < 5; mode++) {
+			static const char *const names[] = { "w8", "w8a8",
+				"w8a8-smooth", "bf16", "fp32" };
+			emb_model *m = fake_model(k, 2, 40, mode == 3);
+			int bf = mode >= 1 && mode <= 3 ? k->bf16_attn : 0;
+			m->prec.w8 = mode < 3;
+			m->prec.a8 = (unsigned char)(mode < 3 ? mode : 0);
+			cr_assert_eq(emb_attention_bf16(m), bf, "%s %s", k->name,
+			             names[mode]);
 			cr_assert_eq(emb_attention(m, got, &a, &b, &err), 0, "%s",
 			             err.msg);
 			cr_assert(!memcmp(got, want[bf], (size_t)T * ldc *
-			                  sizeof(float)), "%s a8 %d: not the %s bits",
-			          k->name, mode, bf ? "bf16" : "fp32");
+			                  sizeof(float)), "%s %s: not the %s bits",
+			          k->name, names[mode], bf ? "bf16" : "fp32");
 			taken += bf;
 			free_fake(m);
 		}
 	}
 	free(qkv); free(got); free(want[0]); free(want[1]);
 	if (!taken)
-		cr_skip_test("no kernel table here runs the int8 modes' attention "
-		             "in bf16 (fp32 checked in each)");
+		cr_skip_test("no kernel table here runs the reduced modes' "
+		             "attention in bf16 (fp32 checked in each)");
 }
 
-/* the bf16 mode over a table without the bf16 GEMM is refused, not run
- * in fp32 */
+/* bf16 attention over a table without the bf16 GEMM (bf16_attn set in
+ * a copy) is refused, not run in fp32 */
 Test(attention, bf16_needs_the_bf16_gemm)
 {
 	static const int lens[] = { 5 };
@@ -352,7 +374,8 @@ Test(attention, bf16_needs_the_bf16_gemm)
 	               .k = qkv + 4, .v = qkv + 8, .ldq = 12, .ldk = 12,
 	               .ldv = 12, .scale = 0.5f };
 	emb_batch b = { seqs, 1, start, 5, 5 };
-	emb_model *m = fake_model(&emb_kernels_scalar, 1, lens[0], 1);
+	emb_kernels kc = with_bf16_attn(&emb_kernels_scalar);
+	emb_model *m = fake_model(&kc, 1, lens[0], 1);
 	emb_err err;
 
 	cr_assert_lt(emb_attention(m, ctx, &a, &b, &err), 0);
