@@ -748,6 +748,62 @@ Test(safetensors, check_finite)
 	cr_assert(strstr(err.msg, "element 50 is infinite"), "%s", err.msg);
 }
 
+/* the vector scan of whole blocks: a non-finite value at every lane of
+ * a vector, block edges, in each float dtype, with the data at an odd
+ * address (safetensors offsets need not be aligned), found at its index
+ * and no earlier; the largest finite values of each sign pass */
+/* v's low w bytes at q, little-endian (the file's order) */
+static void put_le(unsigned char *q, uint32_t v, int w)
+{
+	for (int b = 0; b < w; b++)
+		q[b] = (unsigned char)(v >> (8 * b));
+}
+
+Test(safetensors, check_finite_every_lane)
+{
+	static unsigned char buf[3 * 4096 * 4 + 1];
+	static const size_t pos[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 4095,
+	                              4096, 4097, 8190, 8191 };
+	static const struct {
+		int dt, w;
+		uint32_t fin, inf, nan;
+	} k[] = {
+		{ EMB_DT_F32, 4, 0xff7fffffu, 0xff800000u, 0x7fc00001u },
+		{ EMB_DT_F16, 2, 0xfbffu, 0xfc00u, 0x7c01u },
+		{ EMB_DT_BF16, 2, 0xff7fu, 0xff80u, 0x7f81u },
+	};
+	emb_tensor t = {0};
+	emb_err err;
+	char want[64];
+
+	t.name = "w";
+	t.ndim = 1;
+	t.numel = t.shape[0] = 3 * 4096;
+	t.data = buf + 1;
+	for (size_t d = 0; d < sizeof(k) / sizeof(k[0]); d++) {
+		unsigned char *p = buf + 1;
+		t.dtype = k[d].dt;
+		/* every element the largest finite negative value */
+		for (size_t i = 0; i < 3 * 4096; i++)
+			put_le(p + i * k[d].w, k[d].fin, k[d].w);
+		cr_assert_eq(emb_tensor_check_finite(&t, &err), 0, "dtype %d",
+		             k[d].dt);
+		for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++)
+			for (int nan = 0; nan < 2; nan++) {
+				uint32_t v = nan ? k[d].nan : k[d].inf;
+				unsigned char *q = p + pos[i] * k[d].w;
+				put_le(q, v, k[d].w);
+				cr_assert_eq(emb_tensor_check_finite(&t, &err), -1,
+				             "dtype %d at %zu", k[d].dt, pos[i]);
+				snprintf(want, sizeof(want), "element %zu is %s", pos[i],
+				         nan ? "NaN" : "infinite");
+				cr_assert(strstr(err.msg, want), "%s (want %s)", err.msg,
+				          want);
+				put_le(q, k[d].fin, k[d].w);
+			}
+	}
+}
+
 /* one row of a 2-D tensor: only that row's elements, the message naming
  * the row and the element within it */
 Test(safetensors, check_row)
