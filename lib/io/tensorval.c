@@ -32,6 +32,18 @@ static inline uint32_t ld32(const unsigned char *p)
 
 #define FINITE_BLK 4096     /* elements OR-reduced at a time */
 
+/* 1 when one of the e elements of W bytes at p has all its exponent
+ * bits EX set, one element at a time (a block's tail; whole blocks
+ * where the host has no vector types below) */
+static int span_bad(const unsigned char *p, size_t e, size_t w, uint32_t ex)
+{
+	unsigned bad = 0;
+
+	for (size_t i = 0; i < e; i++)
+		bad |= ((w == 4 ? ld32(p + 4 * i) : ld16(p + 2 * i)) & ex) == ex;
+	return bad != 0;
+}
+
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /*
@@ -72,11 +84,7 @@ static int block_bad(const unsigned char *p, size_t w, uint32_t ex)
 #else
 static int block_bad(const unsigned char *p, size_t w, uint32_t ex)
 {
-	unsigned bad = 0;
-
-	for (size_t i = 0; i < FINITE_BLK; i++)
-		bad |= ((w == 4 ? ld32(p + 4 * i) : ld16(p + 2 * i)) & ex) == ex;
-	return bad != 0;
+	return span_bad(p, FINITE_BLK, w, ex);
 }
 #endif
 
@@ -91,15 +99,8 @@ static size_t first_nonfinite(const unsigned char *p, size_t n, size_t w,
 	*is_nan = 0;
 	for (size_t b = 0; b < n; b += blk) {
 		size_t e = n - b < blk ? n - b : blk;
-		unsigned bad = 0;
-		if (e == blk)
-			bad = (unsigned)block_bad(p + w * b, w, ex);
-		else if (w == 4)
-			for (size_t i = 0; i < e; i++)
-				bad |= (ld32(p + 4 * (b + i)) & ex) == ex;
-		else
-			for (size_t i = 0; i < e; i++)
-				bad |= (ld16(p + 2 * (b + i)) & ex) == ex;
+		int bad = e == blk ? block_bad(p + w * b, w, ex)
+		                   : span_bad(p + w * b, e, w, ex);
 		if (!bad)
 			continue;
 		for (size_t i = b; i < b + e; i++) {
