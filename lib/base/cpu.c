@@ -100,11 +100,13 @@ unsigned emb_cpu_features(void)
 	__cpuid_count(7, 1, a, b, c, d);
 	if (a & (1u << 4))
 		f |= EMB_CPU_AVXVNNI;
-	if ((f & EMB_CPU_AVX512) && (a & (1u << 5))) {
+	if ((f & EMB_CPU_AVX512) && (a & (1u << 5)))
 		f |= EMB_CPU_AVX512BF16;        /* AVX512_BF16 */
-		/* the vendor: "AuthenticAMD" in ebx, edx, ecx of leaf 0 */
-		__cpuid(0, a, b, c, d);
-		if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163)
+	/* the vendor: "AuthenticAMD" in ebx, edx, ecx of leaf 0 */
+	__cpuid(0, a, b, c, d);
+	if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) {
+		f |= EMB_CPU_AMD;
+		if (f & EMB_CPU_AVX512BF16)
 			f |= EMB_CPU_BF16_FAST;
 	}
 	if (f & EMB_CPU_AVX512) {

@@ -23,6 +23,11 @@ enum emb_cpu_feature {
 	 * AMD's cores (Zen 4 measured: bench/fma-peak --bf16); Intel's run
 	 * it at half that rate (the Sapphire Rapids kind measured) */
 	EMB_CPU_BF16_FAST = 1u << 11,
+	/* an AMD core (the vendor string "AuthenticAMD"): with
+	 * EMB_CPU_AVX512, the fp32 GEMM in long chunks of k, W streamed
+	 * from L2, outruns the one keeping W's piece in L1 (Zen 4 measured:
+	 * kern/kernels.h); Intel's cores the other way round */
+	EMB_CPU_AMD = 1u << 12,
 };
 
 /* the EMB_CPU_* bits of this machine (a few cpuid instructions; 0 on

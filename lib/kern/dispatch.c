@@ -102,20 +102,24 @@ static void build(void)
 #ifdef EMB_HAVE_AVX512
 	if (cpu & EMB_CPU_AVX512) {
 		emb_u8_quant_fn q = emb_u8_quantize_avx512();
+		/* the fp32 GEMM's chunks of k by the core (kernels.h) */
+		const emb_kernels *f = cpu & EMB_CPU_AMD ?
+		                       &emb_kernels_avx512_long :
+		                       &emb_kernels_avx512;
 		if (!q)
 			q = emb_u8_quantize_rows;
 		/* AVX-512 without VNNI: the AVX2 int8 GEMM (every AVX-512
 		 * CPU has AVX2) */
 		emb_gemm_i8_fn g = emb_gemm_i8_avx2();
-		make(T_AVX512, &emb_kernels_avx512, g ? g : emb_gemm_i8_scalar,
+		make(T_AVX512, f, g ? g : emb_gemm_i8_scalar,
 		     g ? "avx2" : "scalar", q, emb_u8_quantize_scaled_avx512());
 		if (emb_gemm_i8_vnni())
-			make(T_VNNI, &emb_kernels_avx512, emb_gemm_i8_vnni(),
+			make(T_VNNI, f, emb_gemm_i8_vnni(),
 			     "vnni", q, emb_u8_quantize_scaled_avx512());
 		/* AMX: the tile int8 GEMM (and bf16 below) beside AVX-512
 		 * float, where the CPU and OS allow the tiles */
 		if (emb_gemm_i8_amx())
-			make(T_AMX, &emb_kernels_avx512, emb_gemm_i8_amx(),
+			make(T_AMX, f, emb_gemm_i8_amx(),
 			     "amx", q, emb_u8_quantize_scaled_avx512());
 		/* the search kernels: VPOPCNTDQ is not in every AVX-512 CPU */
 		if (!(cpu & EMB_CPU_AVX512POPCNT))

@@ -194,6 +194,11 @@ extern const emb_kernels emb_kernels_avx2;
 #endif
 #ifdef EMB_HAVE_AVX512
 extern const emb_kernels emb_kernels_avx512;
+/* the same but for the fp32 GEMMs (gemm, gemm_act): chunks of up to
+ * 1536 values of k, each group of panels' piece of W streamed from L2,
+ * against 192 with the piece kept in L1 (kernels_avx512.c); the same
+ * bits.  The AVX-512 tables take it on AMD's cores (EMB_CPU_AMD) */
+extern const emb_kernels emb_kernels_avx512_long;
 #endif
 
 /*

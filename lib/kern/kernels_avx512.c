@@ -157,13 +157,20 @@ INLINE __m512 act_v(__m512 v, int act)
  * each chunk, the chunk's piece of the panels (3 x GEMM_KC x 64 bytes,
  * 36 KiB) stays in L1 while the block's strips sweep down it; the
  * group's partial sums (block rows x 48 floats) stay close between
- * chunks.  With GEMM_DIRECT panels or fewer (attention's P V at head
- * width 64, say) the packing would not pay for itself: the tiles then
- * broadcast from x's rows in place.  A tile: 8 rows (4 for a block's
- * last 1..4) x 1..3 panels, up to 24 accumulators.
+ * chunks.  The "long" fp32 GEMMs take chunks of up to GEMM_KC_LONG
+ * instead: the piece (288 KiB) streams from L2, and fewer chunks mean
+ * fewer passes over the partial sums and the strips; AMD's cores run
+ * them faster (Zen 4 measured), Intel's the L1 ones (dispatch.c).  The
+ * same bits either way: a chunk only stops and resumes each element's
+ * one chain of fused multiply-adds.  With GEMM_DIRECT panels or fewer
+ * (attention's P V at head width 64, say) the packing would not pay
+ * for itself: the tiles then broadcast from x's rows in place.  A
+ * tile: 8 rows (4 for a block's last 1..4) x 1..3 panels, up to 24
+ * accumulators.
  */
 #define GEMM_MC 96
 #define GEMM_KC 192
+#define GEMM_KC_LONG 1536
 #define GEMM_MR 8
 #define GEMM_XP (96 * 1536)
 #define GEMM_DIRECT 4   /* up to this many panels, x is read in place */
@@ -373,21 +380,23 @@ static void widen_bf16(float *wx, const uint16_t *wb, int np, int k2,
 }
 
 /*
- * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act and BF
- * constants after inlining.  BF: W is bf16 (wb, bkernels.h), k runs
- * over k2 (k rounded up to even), as above; else W is wp.  The blocking
- * above; the packed block of x lives on the stack (GEMM_XP floats, 576
- * KiB, and wx's 36 KiB: the thread pool's workers have 8 MiB stacks).
+ * act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; act, BF and
+ * KC (chunks of at most KC values of k: GEMM_KC, or GEMM_KC_LONG when
+ * not BF) constants after inlining.  BF: W is bf16 (wb, bkernels.h), k
+ * runs over k2 (k rounded up to even), as above; else W is wp.  The
+ * blocking above; the packed block of x lives on the stack (GEMM_XP
+ * floats, 576 KiB, and wx's 36 KiB: the thread pool's workers have 8
+ * MiB stacks).
  */
 INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
                       const float *wp, const uint16_t *wb, const float *b,
-                      int m, int n, int kx, int act, int BF)
+                      int m, int n, int kx, int act, int BF, int KC)
 {
 	float xp[GEMM_XP] __attribute__((aligned(64)));
 	float wx[3 * GEMM_KC * EMB_PANEL] __attribute__((aligned(64)));  /* BF */
 	int k = BF ? (kx + 1) / 2 * 2 : kx;
 	int np = (n + EMB_PANEL - 1) / EMB_PANEL;
-	int nkc = (k + GEMM_KC - 1) / GEMM_KC;
+	int nkc = (k + KC - 1) / KC;
 	int kc = ((k + nkc - 1) / nkc + 15) / 16 * 16;
 	int span = k, mc;
 	int direct = !BF && np <= GEMM_DIRECT;
@@ -452,40 +461,50 @@ INLINE void gemm_core(float *y, int ldy, const float *x, int ldx,
 	}
 }
 
-// x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed
-static void gemm_avx512(float *y, int ldy, const float *x, int ldx,
-                        const float *wp, const float *b, int m, int n, int k)
-{
-	gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, 0);
+/* the fp32 GEMMs with chunks of at most KC: NAME (gemm) and NAME_act
+ * (gemm_act) */
+#define GEMM_F32(NAME, KC) \
+static void NAME(float *y, int ldy, const float *x, int ldx, \
+                 const float *wp, const float *b, int m, int n, int k) \
+{ \
+	gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, 0, \
+	          KC); \
+} \
+static void NAME##_act(float *y, int ldy, const float *x, int ldx, \
+                       const float *wp, const float *b, int m, int n, \
+                       int k, int act) \
+{ \
+	switch (act) { \
+	case EMB_KACT_GELU: \
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_GELU, \
+		          0, KC); \
+		break; \
+	case EMB_KACT_GELU_TANH: \
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, \
+		          EMB_KACT_GELU_TANH, 0, KC); \
+		break; \
+	case EMB_KACT_RELU: \
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_RELU, \
+		          0, KC); \
+		break; \
+	default: \
+		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, \
+		          0, KC); \
+		break; \
+	} \
 }
 
-// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed
-static void gemm_act_avx512(float *y, int ldy, const float *x, int ldx,
-                            const float *wp, const float *b, int m, int n,
-                            int k, int act)
-{
-	switch (act) {
-	case EMB_KACT_GELU:
-		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_GELU, 0);
-		break;
-	case EMB_KACT_GELU_TANH:
-		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_GELU_TANH, 0);
-		break;
-	case EMB_KACT_RELU:
-		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_RELU, 0);
-		break;
-	default:
-		gemm_core(y, ldy, x, ldx, wp, NULL, b, m, n, k, EMB_KACT_NONE, 0);
-		break;
-	}
-}
+// act(x (m,k) @ W (n,k)^T + b (n)) -> y (m,n), W packed; both chunkings
+GEMM_F32(gemm_avx512, GEMM_KC)
+GEMM_F32(gemm_long_avx512, GEMM_KC_LONG)
 
 // x (m,k) @ W (n,k)^T + b (n) -> y (m,n), W packed bf16 (bkernels.h)
 static void gemm_bf16_avx512(float *y, int ldy, const float *x, int ldx,
                              const uint16_t *wb, const float *b, int m,
                              int n, int k)
 {
-	gemm_core(y, ldy, x, ldx, NULL, wb, b, m, n, k, EMB_KACT_NONE, 1);
+	gemm_core(y, ldy, x, ldx, NULL, wb, b, m, n, k, EMB_KACT_NONE, 1,
+	          GEMM_KC);
 }
 
 INLINE float hsum(__m512 v)
@@ -817,26 +836,32 @@ static void dot4_avx512(float *y, const float *q, const float *const *x,
 
 /* ---- end of the vector search kernels ---- */
 
-const emb_kernels emb_kernels_avx512 = {
-	.name = "avx512",
-	.gemm = gemm_avx512,
-	.gemm_act = gemm_act_avx512,
-	.layernorm = layernorm_avx512,
-	.rmsnorm = rmsnorm_avx512,
-	.gelu = gelu_avx512,
-	.gelu_tanh = gelu_tanh_avx512,
-	.relu = relu_avx512,
-	.silu = silu_avx512,
-	.softmax = softmax_avx512,
-	.softmax_bf16 = softmax_bf16_avx512,
-	.add = add_avx512,
-	.dot = dot_avx512,
-	.axpy = axpy_avx512,
-	.hamming8 = hamming8_avx512,
-	.dot4 = dot4_avx512,
-	.gemm_bf16 = gemm_bf16_avx512,
-	.bf16_name = "avx512",
-};
+/* the AVX-512 float variant NAME whose fp32 GEMMs are GEMM and
+ * GEMM_act */
+#define TABLE_AVX512(GEMM, NAME) { \
+	.name = NAME, \
+	.gemm = GEMM, \
+	.gemm_act = GEMM##_act, \
+	.layernorm = layernorm_avx512, \
+	.rmsnorm = rmsnorm_avx512, \
+	.gelu = gelu_avx512, \
+	.gelu_tanh = gelu_tanh_avx512, \
+	.relu = relu_avx512, \
+	.silu = silu_avx512, \
+	.softmax = softmax_avx512, \
+	.softmax_bf16 = softmax_bf16_avx512, \
+	.add = add_avx512, \
+	.dot = dot_avx512, \
+	.axpy = axpy_avx512, \
+	.hamming8 = hamming8_avx512, \
+	.dot4 = dot4_avx512, \
+	.gemm_bf16 = gemm_bf16_avx512, \
+	.bf16_name = "avx512", \
+}
+
+const emb_kernels emb_kernels_avx512 = TABLE_AVX512(gemm_avx512, "avx512");
+const emb_kernels emb_kernels_avx512_long = TABLE_AVX512(gemm_long_avx512,
+                                                       "avx512-long");
 
 #else
 typedef int emb_kernels_avx512_unused; /* ISO C: no empty translation unit */

@@ -564,30 +564,6 @@ Test(bf16, tables_have_a_bf16_gemm)
 #endif
 }
 
-/* /proc/cpuinfo's first line that starts with KEY contains WORD (as a
- * whole word); -1: no such line or no /proc/cpuinfo */
-static int cpuinfo_has(const char *key, const char *word)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	static char line[1 << 16];      /* the flags line, whole */
-	int r = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key))) {
-			char *p = strchr(line, ':');
-			r = 0;
-			for (p = p ? strtok(p + 1, " \t\n") : NULL; p;
-			     p = strtok(NULL, " \t\n"))
-				if (!strcmp(p, word))
-					r = 1;
-			break;
-		}
-	fclose(f);
-	return r;
-}
-
 /* attention in the int8 modes runs in bf16 exactly where the table's
  * bf16 GEMM is the AMX one, or the AVX-512 BF16 one on a CPU whose
  * vdpbf16ps runs at the FMA's rate (AMD's): never over the portable or
@@ -597,8 +573,8 @@ Test(bf16, attention_in_bf16_for_int8_where_fast)
 	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
 	                                    "avx512", "vnni", "amx" };
 	unsigned cpu = emb_cpu_features();
-	int amd = cpuinfo_has("vendor_id", "AuthenticAMD");
-	int bf = cpuinfo_has("flags", "avx512_bf16");
+	int amd = tu_cpuinfo_has("vendor_id", "AuthenticAMD");
+	int bf = tu_cpuinfo_has("flags", "avx512_bf16");
 	int taken = 0;
 
 	/* the vendor test against the kernel's own account */

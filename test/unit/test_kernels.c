@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/cpu.h"
 #include "base/half.h"
 #include "tool/emb-tool.h"
 #include "kern/kernels.h"
@@ -54,7 +55,7 @@ static void check_gemm(const emb_kernels *k, int m, int n, int kk, int bias)
 
 Test(kernels, gemm_all_variants_odd_shapes)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 
 	for (int i = 0; i < nv; i++)
@@ -75,7 +76,7 @@ Test(kernels, gemm_all_variants_odd_shapes)
  */
 Test(kernels, pack_as_the_oracle)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	const int ns[] = { 1, 5, 8, 9, 15, 16, 17, 24, 31, 40 };
 	const int ks[] = { 1, 3, 7, 8, 9, 16, 31, 64, 67 };
@@ -116,7 +117,7 @@ Test(kernels, pack_as_the_oracle)
 
 Test(kernels, gemm_simd_matches_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 
 	if (!nv)
@@ -149,7 +150,7 @@ Test(kernels, gemm_simd_matches_scalar)
  */
 Test(kernels, gemm_blocks_bitwise_independent)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	int m = 29, n = 83, kk = 71;
 	float *x = tu_rand_vec((size_t)m * kk, 1.0f);
@@ -189,9 +190,9 @@ Test(kernels, gemm_blocks_bitwise_independent)
  * columns around the panels (16), the AVX-512 groups of three (48, 96)
  * and its in-place x (4 panels or fewer: 64 and under), k around the
  * AVX-512 packing's 16-k transposes, the short-row prefetch (128), the
- * AVX-512 chunks (192) and the AVX2 k blocks (256, the last one taking
- * up to 384).  14 row counts, prime to the 5 that walks them; 16 column
- * counts, prime to the 3.
+ * AVX-512 chunks (192; 1536 in the long variant) and the AVX2 k blocks
+ * (256, the last one taking up to 384).  14 row counts, prime to the 5
+ * that walks them; 16 column counts, prime to the 3.
  */
 static const int edge_m[] = { 1, 5, 6, 7, 8, 9, 12, 13, 32, 95, 96, 97, 101,
                               193 };
@@ -200,7 +201,7 @@ static const int edge_n[] = { 1, 8, 15, 16, 17, 31, 33, 48, 9, 64, 47, 49,
 static const int edge_k[] = { 1, 7, 15, 16, 17, 64, 128, 129, 191, 192, 193,
                               255, 256, 257, 383, 384,
                               385, 511, 512, 513, 639, 640, 641, 768, 769,
-                              1025 };
+                              1025, 1535, 1536, 1537, 3073 };
 
 /*
  * Every SIMD GEMM against the FMA-order oracle bit for bit, as the
@@ -248,7 +249,7 @@ static void check_fma_order(const emb_kernels *const *v, int nv, int m,
 
 Test(kernels, gemm_simd_bitwise_fma_order)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 	int nm = (int)(sizeof edge_m / sizeof edge_m[0]);
 	int nn = (int)(sizeof edge_n / sizeof edge_n[0]);
@@ -269,7 +270,7 @@ Test(kernels, gemm_simd_bitwise_fma_order)
  */
 Test(kernels, gemm_simd_bitwise_long_k)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 
 	if (!nv)
@@ -329,7 +330,7 @@ static void check_act(const emb_kernels *k, int m, int n, int kk, int act,
 
 Test(kernels, gemm_act_equals_gemm_then_act)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	const int acts[] = { EMB_KACT_NONE, EMB_KACT_GELU, EMB_KACT_GELU_TANH,
 	                     EMB_KACT_RELU, 99 /* unknown: none */ };
@@ -354,7 +355,7 @@ Test(kernels, gemm_act_equals_gemm_then_act)
 /* the fused SIMD epilogues against the scalar oracle (erff, tanhf) */
 Test(kernels, gemm_act_simd_matches_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 	const int acts[] = { EMB_KACT_GELU, EMB_KACT_GELU_TANH, EMB_KACT_RELU };
 
@@ -392,7 +393,7 @@ Test(kernels, gemm_act_simd_matches_scalar)
 /* a block of gemm_act computed alone equals the same block of the whole */
 Test(kernels, gemm_act_blocks_bitwise_independent)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	int m = 31, n = 83, kk = 45;
 	float *x = tu_rand_vec((size_t)m * kk, 2.0f);
@@ -491,7 +492,7 @@ static const int vec_sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 384
 
 Test(kernels, layernorm_matches_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 
 	if (!nv)
@@ -639,7 +640,7 @@ Test(kernels, activations_scalar_values)
 
 Test(kernels, activations_match_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 
 	if (!nv)
@@ -709,7 +710,7 @@ static softmax_fn softmax_of(const emb_kernels *k, int quintic)
  */
 Test(kernels, softmax_formula_and_bits)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	float a = 0.125f * EMB_LOG2E_F;
 
@@ -772,7 +773,7 @@ Test(kernels, softmax_formula_and_bits)
  */
 Test(kernels, softmax_huge_scores)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 	const float mags[] = { 3e9f, 1e20f, 3e38f };
 
@@ -820,7 +821,7 @@ Test(kernels, softmax_huge_scores)
  */
 Test(kernels, softmax_rows_as_alone)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v), ns[] = { 1, 15, 16, 17, 33, 222, 256 };
 
 	for (int q = 0; q < 2; q++)
@@ -862,7 +863,7 @@ Test(kernels, softmax_rows_as_alone)
  */
 Test(kernels, silu_matches_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_all_variants(v);
 
 	for (size_t s = 0; s < NSIZES; s++) {
@@ -896,7 +897,7 @@ Test(kernels, silu_matches_scalar)
 
 Test(kernels, add_dot_axpy_match_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 
 	if (!nv)
@@ -941,7 +942,7 @@ Test(kernels, add_dot_axpy_match_scalar)
  * rows added in turn (the static model's mean) bit for bit */
 Test(kernels, f16_widen_and_add_match_scalar)
 {
-	const emb_kernels *v[4];
+	const emb_kernels *v[5];
 	int nv = tu_simd_variants(v);
 	enum { N = 65536 };
 	uint16_t *h = malloc(N * sizeof(*h));
@@ -981,6 +982,43 @@ Test(kernels, f16_widen_and_add_match_scalar)
 		          v[i]->name);
 	}
 	free(h); free(a); free(b);
+}
+
+/*
+ * The AVX-512 tables' fp32 GEMMs: the long chunks of k on AMD's cores,
+ * the L1 ones elsewhere (the vendor read from /proc/cpuinfo against
+ * cpuid's account); the int8 and bf16 members untouched by the choice.
+ */
+Test(kernels, avx512_chunks_by_the_core)
+{
+	static const char *const isas[] = { "avx512", "vnni", "amx" };
+	unsigned cpu = emb_cpu_features();
+	int amd = tu_cpuinfo_has("vendor_id", "AuthenticAMD"), seen = 0;
+
+	if (amd >= 0)
+		cr_assert_eq(!!(cpu & EMB_CPU_AMD), amd, "cpuid AMD %d, "
+		             "/proc/cpuinfo %d", !!(cpu & EMB_CPU_AMD), amd);
+#ifdef EMB_HAVE_AVX512
+	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+		const emb_kernels *k = emb_kernels_get(isas[i]);
+		const emb_kernels *f = cpu & EMB_CPU_AMD ?
+		                       &emb_kernels_avx512_long :
+		                       &emb_kernels_avx512;
+		if (!k)
+			continue;
+		seen++;
+		cr_assert_eq(k->gemm, f->gemm, "%s: gemm not %s's", isas[i],
+		             f->name);
+		cr_assert_eq(k->gemm_act, f->gemm_act, "%s: gemm_act not %s's",
+		             isas[i], f->name);
+		cr_assert_eq(k->softmax, f->softmax, "%s", isas[i]);
+	}
+	cr_assert_neq(emb_kernels_avx512.gemm, emb_kernels_avx512_long.gemm);
+	cr_assert_eq(emb_kernels_avx512.gemm_bf16,
+	             emb_kernels_avx512_long.gemm_bf16);
+#endif
+	if (!seen)
+		cr_skip_test("no AVX-512 table on this CPU or build");
 }
 
 Test(kernels, isa_selection_by_env)

@@ -160,8 +160,24 @@ int tu_simd_variants(const emb_kernels **out)
 
 	if ((k = emb_kernels_get("avx2")))
 		out[n++] = k;
-	if ((k = emb_kernels_get("avx512")))
+	if ((k = emb_kernels_get("avx512"))) {
+#ifdef EMB_HAVE_AVX512
+		/* a copy of the table with the fp32 GEMMs of the other chunks
+		 * of k (the table holds those this core runs faster) */
+		static emb_kernels other;
+		const emb_kernels *f = k->gemm == emb_kernels_avx512.gemm ?
+		                       &emb_kernels_avx512_long :
+		                       &emb_kernels_avx512;
+		other = *k;
+		other.name = f->name;
+		other.gemm = f->gemm;
+		other.gemm_act = f->gemm_act;
 		out[n++] = k;
+		out[n++] = &other;
+#else
+		out[n++] = k;
+#endif
+	}
 	out[n] = NULL;
 	return n;
 }
@@ -170,4 +186,28 @@ int tu_all_variants(const emb_kernels **out)
 {
 	out[0] = &emb_kernels_scalar;
 	return 1 + tu_simd_variants(out + 1);
+}
+
+/* /proc/cpuinfo's first line that starts with KEY contains WORD (as a
+ * whole word); -1: no such line or no /proc/cpuinfo */
+int tu_cpuinfo_has(const char *key, const char *word)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	static char line[1 << 16];      /* the flags line, whole */
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			char *p = strchr(line, ':');
+			r = 0;
+			for (p = p ? strtok(p + 1, " \t\n") : NULL; p;
+			     p = strtok(NULL, " \t\n"))
+				if (!strcmp(p, word))
+					r = 1;
+			break;
+		}
+	fclose(f);
+	return r;
 }

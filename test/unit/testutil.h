@@ -32,10 +32,14 @@ float tu_frand(void);
 /* n of them times SCALE in a new array (free()); asserts on failure */
 float *tu_rand_vec(size_t n, float scale);
 struct emb_kernels;
-/* the SIMD float kernel tables this machine runs, NULL-terminated (out
- * has room for 4); returns how many */
+/* the SIMD float kernel tables this machine runs, and with AVX-512 the
+ * float variant whose fp32 GEMM the avx512 table does not take,
+ * NULL-terminated (out has room for 5); returns how many */
 int tu_simd_variants(const struct emb_kernels **out);
 /* the portable table first, then those */
 int tu_all_variants(const struct emb_kernels **out);
+/* /proc/cpuinfo's first line that starts with KEY contains WORD (as a
+ * whole word); -1: no such line or no /proc/cpuinfo */
+int tu_cpuinfo_has(const char *key, const char *word);
 
 #endif
