@@ -987,7 +987,9 @@ Test(kernels, f16_widen_and_add_match_scalar)
 /*
  * The AVX-512 tables' fp32 GEMMs: the long chunks of k on AMD's cores,
  * the L1 ones elsewhere (the vendor read from /proc/cpuinfo against
- * cpuid's account); the int8 and bf16 members untouched by the choice.
+ * cpuid's account where AVX-512 shows: an emulator such as valgrind
+ * shows none, and a vendor of its own); the bf16 GEMM untouched by the
+ * choice.
  */
 Test(kernels, avx512_chunks_by_the_core)
 {
@@ -995,7 +997,7 @@ Test(kernels, avx512_chunks_by_the_core)
 	unsigned cpu = emb_cpu_features();
 	int amd = tu_cpuinfo_has("vendor_id", "AuthenticAMD"), seen = 0;
 
-	if (amd >= 0)
+	if (amd >= 0 && (cpu & EMB_CPU_AVX512))
 		cr_assert_eq(!!(cpu & EMB_CPU_AMD), amd, "cpuid AMD %d, "
 		             "/proc/cpuinfo %d", !!(cpu & EMB_CPU_AMD), amd);
 #ifdef EMB_HAVE_AVX512
